@@ -1,0 +1,308 @@
+#include "bus/jetstream.h"
+
+#include <nats/nats.h>
+
+#include <cstring>
+
+namespace dbs::bus {
+namespace {
+
+Status FromNats(natsStatus s, std::string_view what, jsErrCode jerr = static_cast<jsErrCode>(0)) {
+  if (s == NATS_OK) return Status::Ok();
+  std::string msg(what);
+  msg += ": ";
+  msg += natsStatus_GetText(s);
+  const char* last = nats_GetLastError(nullptr);
+  if (last != nullptr && *last != '\0' && std::strstr(msg.c_str(), last) == nullptr) {
+    msg += " (";
+    msg += last;
+    msg += ")";
+  }
+  if (jerr != 0) msg += " [jetstream error " + std::to_string(static_cast<int>(jerr)) + "]";
+  switch (s) {
+    case NATS_TIMEOUT:
+      return Status::Timeout(std::move(msg));
+    case NATS_CONNECTION_CLOSED:
+    case NATS_CONNECTION_DISCONNECTED:
+    case NATS_NO_SERVER:
+    case NATS_STALE_CONNECTION:
+    case NATS_NO_RESPONDERS:
+    case NATS_IO_ERROR:
+      return Status::Unavailable(std::move(msg));
+    case NATS_NOT_FOUND:
+      return Status::NotFound(std::move(msg));
+    case NATS_MAX_PAYLOAD:
+      return Status::ResourceExhausted(std::move(msg));
+    case NATS_NOT_PERMITTED:
+      return Status::PermissionDenied(std::move(msg));
+    case NATS_SSL_ERROR:
+      return Status::Unavailable(std::move(msg)).WithRetry(Retry::kFail);
+    default:
+      return Status(StatusCode::kUnavailable, Retry::kFail, std::move(msg));
+  }
+}
+
+struct OptionsDeleter {
+  void operator()(natsOptions* o) const { natsOptions_Destroy(o); }
+};
+
+Status BuildMsg(std::string_view subject, std::string_view data,
+                const std::vector<std::pair<std::string, std::string>>& headers, natsMsg** out) {
+  std::string subj(subject);
+  natsStatus s = natsMsg_Create(out, subj.c_str(), nullptr, data.data(),
+                                static_cast<int>(data.size()));
+  for (const auto& [k, v] : headers) {
+    if (s == NATS_OK) s = natsMsgHeader_Set(*out, k.c_str(), v.c_str());
+  }
+  if (s != NATS_OK && *out != nullptr) {
+    natsMsg_Destroy(*out);
+    *out = nullptr;
+  }
+  return FromNats(s, "building message for " + subj);
+}
+
+}  // namespace
+
+// --- Message ---------------------------------------------------------------------------------
+
+Message::Message(natsMsg* m) : msg_(m) {
+  jsMsgMetaData* meta = nullptr;
+  if (natsMsg_GetMetaData(&meta, msg_) == NATS_OK && meta != nullptr) {
+    stream_seq_ = meta->Sequence.Stream;
+    delivered_ = meta->NumDelivered;
+    jsMsgMetaData_Destroy(meta);
+  }
+}
+
+Message::~Message() { natsMsg_Destroy(msg_); }
+
+std::string_view Message::subject() const { return natsMsg_GetSubject(msg_); }
+
+std::string_view Message::data() const {
+  return std::string_view(natsMsg_GetData(msg_), static_cast<size_t>(natsMsg_GetDataLength(msg_)));
+}
+
+std::string Message::header(const char* key) const {
+  const char* v = nullptr;
+  if (natsMsgHeader_Get(msg_, key, &v) != NATS_OK || v == nullptr) return {};
+  return v;
+}
+
+Status Message::Ack() { return FromNats(natsMsg_Ack(msg_, nullptr), "ack"); }
+Status Message::Nak() { return FromNats(natsMsg_Nak(msg_, nullptr), "nak"); }
+Status Message::InProgress() { return FromNats(natsMsg_InProgress(msg_, nullptr), "in-progress"); }
+
+// --- NatsConnection --------------------------------------------------------------------------
+
+Result<std::unique_ptr<NatsConnection>> NatsConnection::Connect(const NatsOptions& o) {
+  natsOptions* raw_opts = nullptr;
+  DBS_RETURN_IF_ERROR(FromNats(natsOptions_Create(&raw_opts), "nats options"));
+  std::unique_ptr<natsOptions, OptionsDeleter> opts(raw_opts);
+  natsStatus s = natsOptions_SetURL(opts.get(), o.url.c_str());
+  if (s == NATS_OK) s = natsOptions_SetName(opts.get(), o.name.c_str());
+  if (s == NATS_OK) s = natsOptions_SetTimeout(opts.get(), o.connect_timeout.count());
+  if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts.get(), o.max_reconnects);
+  if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts.get(), 250);
+  if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(opts.get(), false, nullptr, nullptr);
+  if (s == NATS_OK && !o.user.empty()) {
+    s = natsOptions_SetUserInfo(opts.get(), o.user.c_str(), o.password.c_str());
+  }
+  if (s == NATS_OK && !o.token.empty()) s = natsOptions_SetToken(opts.get(), o.token.c_str());
+  if (s == NATS_OK && !o.creds_file.empty()) {
+    s = natsOptions_SetUserCredentialsFromFiles(opts.get(), o.creds_file.c_str(), nullptr);
+  }
+  const bool tls = o.tls || !o.ca_file.empty() || !o.cert_file.empty();
+  if (s == NATS_OK && tls) s = natsOptions_SetSecure(opts.get(), true);
+  if (s == NATS_OK && !o.ca_file.empty()) {
+    s = natsOptions_LoadCATrustedCertificates(opts.get(), o.ca_file.c_str());
+  }
+  if (s == NATS_OK && !o.cert_file.empty()) {
+    s = natsOptions_LoadCertificatesChain(opts.get(), o.cert_file.c_str(), o.key_file.c_str());
+  }
+  DBS_RETURN_IF_ERROR(FromNats(s, "nats options"));
+
+  std::unique_ptr<NatsConnection> c(new NatsConnection());
+  c->request_timeout_ = o.request_timeout;
+  s = natsConnection_Connect(&c->nc_, opts.get());
+  if (s != NATS_OK) {
+    return FromNats(s, "connecting to NATS at " + o.url +
+                           " (is nats-server running with JetStream, and is NATS_URL right?)");
+  }
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.Wait = o.request_timeout.count();
+  jo.PublishAsync.MaxPending = 4096;
+  DBS_RETURN_IF_ERROR(FromNats(natsConnection_JetStream(&c->js_, c->nc_, &jo), "jetstream"));
+  return c;
+}
+
+NatsConnection::~NatsConnection() {
+  if (js_ != nullptr) jsCtx_Destroy(js_);
+  if (nc_ != nullptr) {
+    natsConnection_Close(nc_);
+    natsConnection_Destroy(nc_);
+  }
+}
+
+int64_t NatsConnection::max_payload() const { return natsConnection_GetMaxPayload(nc_); }
+
+bool NatsConnection::connected() const {
+  return natsConnection_Status(nc_) == NATS_CONN_STATUS_CONNECTED;
+}
+
+Status NatsConnection::EnsureStream(const StreamSpec& spec) {
+  jsStreamConfig cfg;
+  jsStreamConfig_Init(&cfg);
+  std::vector<const char*> subjects;
+  for (const std::string& s : spec.subjects) subjects.push_back(s.c_str());
+  cfg.Name = spec.name.c_str();
+  cfg.Subjects = subjects.data();
+  cfg.SubjectsLen = static_cast<int>(subjects.size());
+  cfg.Storage = spec.file_storage ? js_FileStorage : js_MemoryStorage;
+  cfg.Replicas = spec.replicas;
+  cfg.Duplicates = std::chrono::duration_cast<std::chrono::nanoseconds>(spec.duplicate_window)
+                       .count();
+  cfg.MaxMsgSize = spec.max_msg_size;
+  cfg.Retention = spec.work_queue ? js_WorkQueuePolicy : js_LimitsPolicy;
+  jsStreamInfo* si = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_AddStream(&si, js_, &cfg, nullptr, &jerr);
+  if (s != NATS_OK && jerr == JSStreamNameExistErr) {
+    jerr = static_cast<jsErrCode>(0);
+    s = js_UpdateStream(&si, js_, &cfg, nullptr, &jerr);
+  }
+  if (si != nullptr) jsStreamInfo_Destroy(si);
+  return FromNats(s, "creating JetStream stream " + spec.name, jerr);
+}
+
+Status NatsConnection::DeleteStream(const std::string& name) {
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  return FromNats(js_DeleteStream(js_, name.c_str(), nullptr, &jerr),
+                  "deleting JetStream stream " + name, jerr);
+}
+
+Result<PublishAck> NatsConnection::Publish(
+    std::string_view subject, std::string_view data, std::string_view msg_id,
+    const std::vector<std::pair<std::string, std::string>>& headers) {
+  natsMsg* msg = nullptr;
+  DBS_RETURN_IF_ERROR(BuildMsg(subject, data, headers, &msg));
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  std::string id(msg_id);
+  if (!id.empty()) po.MsgId = id.c_str();
+  po.MaxWait = request_timeout_.count();
+  jsPubAck* pa = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_PublishMsg(&pa, js_, msg, &po, &jerr);
+  natsMsg_Destroy(msg);
+  if (s != NATS_OK) return FromNats(s, "publishing to " + std::string(subject), jerr);
+  PublishAck ack{pa->Sequence, pa->Duplicate};
+  jsPubAck_Destroy(pa);
+  return ack;
+}
+
+Status NatsConnection::PublishAsync(
+    std::string_view subject, std::string_view data, std::string_view msg_id,
+    const std::vector<std::pair<std::string, std::string>>& headers) {
+  natsMsg* msg = nullptr;
+  DBS_RETURN_IF_ERROR(BuildMsg(subject, data, headers, &msg));
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  std::string id(msg_id);
+  if (!id.empty()) po.MsgId = id.c_str();
+  natsStatus s = js_PublishMsgAsync(js_, &msg, &po);
+  if (msg != nullptr) natsMsg_Destroy(msg);  // still ours when the call failed
+  return FromNats(s, "publishing to " + std::string(subject));
+}
+
+Status NatsConnection::WaitPublished(std::chrono::milliseconds timeout) {
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.MaxWait = timeout.count();
+  DBS_RETURN_IF_ERROR(FromNats(js_PublishAsyncComplete(js_, &po), "waiting for publish acks"));
+  natsMsgList pending{};
+  if (js_PublishAsyncGetPendingList(&pending, js_) == NATS_OK) {
+    int n = pending.Count;
+    natsMsgList_Destroy(&pending);
+    if (n > 0) {
+      return Status::Unavailable(std::to_string(n) + " published messages were not acknowledged");
+    }
+  }
+  return Status::Ok();
+}
+
+Status NatsConnection::PublishCore(std::string_view subject, std::string_view data) {
+  std::string subj(subject);
+  return FromNats(natsConnection_Publish(nc_, subj.c_str(), data.data(),
+                                         static_cast<int>(data.size())),
+                  "publishing to " + subj);
+}
+
+Status NatsConnection::Flush(std::chrono::milliseconds timeout) {
+  return FromNats(natsConnection_FlushTimeout(nc_, timeout.count()), "flush");
+}
+
+// --- PullConsumer ----------------------------------------------------------------------------
+
+Result<std::unique_ptr<PullConsumer>> PullConsumer::Create(NatsConnection* conn,
+                                                           const ConsumerSpec& spec) {
+  jsConsumerConfig cc;
+  jsConsumerConfig_Init(&cc);
+  cc.Durable = spec.durable.c_str();
+  cc.AckPolicy = js_AckExplicit;
+  cc.AckWait = std::chrono::duration_cast<std::chrono::nanoseconds>(spec.ack_wait).count();
+  cc.MaxAckPending = spec.max_ack_pending;
+  cc.MaxDeliver = spec.max_deliver;
+  cc.DeliverPolicy = js_DeliverAll;
+  if (!spec.filter_subject.empty()) cc.FilterSubject = spec.filter_subject.c_str();
+  jsConsumerInfo* ci = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_AddConsumer(&ci, conn->js(), spec.stream.c_str(), &cc, nullptr, &jerr);
+  if (ci != nullptr) jsConsumerInfo_Destroy(ci);
+  if (s != NATS_OK && jerr != JSConsumerNameExistErr && jerr != JSConsumerExistingActiveErr) {
+    return FromNats(s, "creating durable consumer " + spec.durable + " on " + spec.stream, jerr);
+  }
+
+  std::unique_ptr<PullConsumer> pc(new PullConsumer());
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = spec.stream.c_str();
+  so.Consumer = spec.durable.c_str();
+  jerr = static_cast<jsErrCode>(0);
+  const char* subject = spec.filter_subject.empty() ? nullptr : spec.filter_subject.c_str();
+  s = js_PullSubscribe(&pc->sub_, conn->js(), subject, spec.durable.c_str(), nullptr, &so, &jerr);
+  if (s != NATS_OK) {
+    return FromNats(s, "binding to durable consumer " + spec.durable, jerr);
+  }
+  return pc;
+}
+
+PullConsumer::~PullConsumer() {
+  // Destroy without Unsubscribe: the durable stays on the server.
+  if (sub_ != nullptr) natsSubscription_Destroy(sub_);
+}
+
+Result<std::vector<std::unique_ptr<Message>>> PullConsumer::Fetch(
+    int batch, std::chrono::milliseconds timeout) {
+  natsMsgList list{};
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = natsSubscription_Fetch(&list, sub_, batch, timeout.count(), &jerr);
+  std::vector<std::unique_ptr<Message>> out;
+  if (s == NATS_TIMEOUT) {
+    natsMsgList_Destroy(&list);
+    return out;
+  }
+  if (s != NATS_OK) {
+    natsMsgList_Destroy(&list);
+    return FromNats(s, "fetching messages", jerr);
+  }
+  out.reserve(static_cast<size_t>(list.Count));
+  for (int i = 0; i < list.Count; ++i) {
+    out.push_back(std::make_unique<Message>(list.Msgs[i]));
+    list.Msgs[i] = nullptr;  // ownership moved
+  }
+  natsMsgList_Destroy(&list);
+  return out;
+}
+
+}  // namespace dbs::bus

@@ -1,0 +1,154 @@
+// JetStream access over libnats: connection, streams, publishing with de-duplication ids,
+// and durable pull consumers.
+//
+// Contract:
+//  - NatsConnection owns a libnats connection and its JetStream context; it is thread-safe
+//    (libnats connections are), but a PullConsumer and a Message belong to one thread.
+//  - Durable consumers are created explicitly (CreateOrBindConsumer) and are never deleted
+//    when the local subscription closes: a restarted writer continues where it stopped.
+//  - Errors map to Status: timeouts and lost connections are retryable; "stream not found",
+//    bad subjects and payloads over max_payload are not.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/result.h"
+
+// Opaque libnats types (nats.h is included only by the .cc).
+typedef struct __natsConnection natsConnection;
+typedef struct __jsCtx jsCtx;
+typedef struct __natsSubscription natsSubscription;
+typedef struct __natsMsg natsMsg;
+
+namespace dbs::bus {
+
+struct NatsOptions {
+  std::string url = "nats://127.0.0.1:4222";  // comma-separated list for a cluster
+  std::string name = "dbstreams";             // client name shown by the server
+  std::string user;
+  std::string password;
+  std::string token;
+  std::string creds_file;  // NATS .creds (JWT + nkey)
+  bool tls = false;        // require TLS (implied by tls:// URLs or a CA/cert file)
+  std::string ca_file;
+  std::string cert_file;   // client certificate (mutual TLS)
+  std::string key_file;
+  std::chrono::milliseconds connect_timeout{5000};
+  int max_reconnects = -1;  // -1: forever
+  std::chrono::milliseconds request_timeout{5000};  // JetStream API calls and publish acks
+};
+
+struct StreamSpec {
+  std::string name;
+  std::vector<std::string> subjects;
+  int replicas = 1;
+  bool file_storage = true;
+  std::chrono::seconds duplicate_window{120};  // Nats-Msg-Id de-duplication window
+  int32_t max_msg_size = -1;                   // -1: server default
+  bool work_queue = false;  // messages are removed once acknowledged
+};
+
+struct ConsumerSpec {
+  std::string stream;
+  std::string durable;
+  std::string filter_subject;  // empty: every subject of the stream
+  std::chrono::milliseconds ack_wait{30000};
+  int64_t max_ack_pending = 1024;
+  int64_t max_deliver = -1;
+};
+
+struct PublishAck {
+  uint64_t sequence = 0;
+  bool duplicate = false;  // the server already had a message with this id
+};
+
+// A received message. Ack after the data it carries is durably applied.
+class Message {
+ public:
+  explicit Message(natsMsg* m);
+  ~Message();
+  Message(const Message&) = delete;
+  Message& operator=(const Message&) = delete;
+
+  std::string_view subject() const;
+  std::string_view data() const;
+  // Header value, or empty when absent.
+  std::string header(const char* key) const;
+  // Stream sequence and delivery count (JetStream messages only; 0 otherwise).
+  uint64_t stream_sequence() const { return stream_seq_; }
+  uint64_t num_delivered() const { return delivered_; }
+
+  Status Ack();
+  Status Nak();
+  Status InProgress();  // extends the ack deadline
+
+ private:
+  natsMsg* msg_;
+  uint64_t stream_seq_ = 0;
+  uint64_t delivered_ = 0;
+};
+
+class NatsConnection {
+ public:
+  static Result<std::unique_ptr<NatsConnection>> Connect(const NatsOptions& options);
+  ~NatsConnection();
+  NatsConnection(const NatsConnection&) = delete;
+  NatsConnection& operator=(const NatsConnection&) = delete;
+
+  // The server's max_payload: no message may be larger.
+  int64_t max_payload() const;
+  bool connected() const;
+
+  // Creates the stream, or updates it when it exists with other settings.
+  Status EnsureStream(const StreamSpec& spec);
+  Status DeleteStream(const std::string& name);
+
+  // Synchronous publish; `msg_id` (may be empty) is sent as Nats-Msg-Id for de-duplication.
+  Result<PublishAck> Publish(std::string_view subject, std::string_view data,
+                             std::string_view msg_id = {},
+                             const std::vector<std::pair<std::string, std::string>>& headers = {});
+  // Pipelined publish: returns once queued; WaitPublished() reports the first failure.
+  Status PublishAsync(std::string_view subject, std::string_view data,
+                      std::string_view msg_id = {},
+                      const std::vector<std::pair<std::string, std::string>>& headers = {});
+  Status WaitPublished(std::chrono::milliseconds timeout);
+
+  // Core NATS (not persisted): control messages, heartbeats, logs.
+  Status PublishCore(std::string_view subject, std::string_view data);
+  Status Flush(std::chrono::milliseconds timeout);
+
+  natsConnection* raw() { return nc_; }
+  jsCtx* js() { return js_; }
+
+ private:
+  NatsConnection() = default;
+  natsConnection* nc_ = nullptr;
+  jsCtx* js_ = nullptr;
+  std::chrono::milliseconds request_timeout_{5000};
+};
+
+class PullConsumer {
+ public:
+  // Creates the durable consumer if missing (or verifies it) and binds a pull subscription.
+  static Result<std::unique_ptr<PullConsumer>> Create(NatsConnection* conn,
+                                                      const ConsumerSpec& spec);
+  ~PullConsumer();
+  PullConsumer(const PullConsumer&) = delete;
+  PullConsumer& operator=(const PullConsumer&) = delete;
+
+  // Up to `batch` messages; an empty vector when none arrived within `timeout`.
+  Result<std::vector<std::unique_ptr<Message>>> Fetch(int batch,
+                                                      std::chrono::milliseconds timeout);
+
+ private:
+  PullConsumer() = default;
+  natsSubscription* sub_ = nullptr;
+};
+
+}  // namespace dbs::bus

@@ -1,0 +1,287 @@
+#include "core/schema.h"
+
+#include <nlohmann/json.hpp>
+
+namespace dbs {
+
+using nlohmann::json;
+
+std::string TableSchema::QualifiedName() const {
+  return schema.empty() ? name : schema + "." + name;
+}
+
+int TableSchema::FindColumn(const std::string& n) const {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i].name == n) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+namespace {
+
+template <typename T>
+void PutOpt(json* j, const char* key, const std::optional<T>& v) {
+  if (v) (*j)[key] = *v;
+}
+
+json ColumnJson(const Column& c) {
+  json j = {{"name", c.name},
+            {"sourceType", c.source_type},
+            {"type", LogicalTypeName(c.type)},
+            {"nullable", c.nullable}};
+  if (c.element_type != LogicalType::kNone) j["elementType"] = LogicalTypeName(c.element_type);
+  PutOpt(&j, "default", c.default_expr);
+  PutOpt(&j, "length", c.length);
+  PutOpt(&j, "precision", c.precision);
+  PutOpt(&j, "scale", c.scale);
+  if (!c.charset.empty()) j["charset"] = c.charset;
+  if (!c.collation.empty()) j["collation"] = c.collation;
+  if (!c.enum_values.empty()) j["enumValues"] = c.enum_values;
+  if (c.auto_increment) j["autoIncrement"] = true;
+  if (c.generated_expr) {
+    j["generated"] = {{"expression", *c.generated_expr}, {"stored", c.generated_stored}};
+  }
+  if (!c.comment.empty()) j["comment"] = c.comment;
+  if (c.srid != 0) j["srid"] = c.srid;
+  return j;
+}
+
+// A reader over one JSON object that records the first error with its path.
+class Fields {
+ public:
+  Fields(const json& j, std::string path) : j_(j), path_(std::move(path)) {
+    if (!j_.is_object()) Fail("", "must be an object");
+  }
+  const Status& status() const { return status_; }
+
+  void Str(const char* key, std::string* out, bool required = false) {
+    const json* v = Find(key, required);
+    if (!v) return;
+    if (!v->is_string()) return Fail(key, "must be a string");
+    *out = v->get<std::string>();
+  }
+  void OptStr(const char* key, std::optional<std::string>* out) {
+    const json* v = Find(key, false);
+    if (!v || v->is_null()) return;
+    if (!v->is_string()) return Fail(key, "must be a string");
+    *out = v->get<std::string>();
+  }
+  void Bool(const char* key, bool* out) {
+    const json* v = Find(key, false);
+    if (!v) return;
+    if (!v->is_boolean()) return Fail(key, "must be true or false");
+    *out = v->get<bool>();
+  }
+  template <typename T>
+  void UInt(const char* key, T* out) {
+    const json* v = Find(key, false);
+    if (!v) return;
+    if (!v->is_number_unsigned()) return Fail(key, "must be a non-negative integer");
+    uint64_t u = v->get<uint64_t>();
+    if (u > std::numeric_limits<T>::max()) return Fail(key, "is too large");
+    *out = static_cast<T>(u);
+  }
+  template <typename T>
+  void OptUInt(const char* key, std::optional<T>* out) {
+    if (!j_.is_object() || !j_.contains(key) || j_[key].is_null()) return;
+    T v{};
+    UInt(key, &v);
+    *out = v;
+  }
+  void Type(const char* key, LogicalType* out, bool required) {
+    std::string name;
+    Str(key, &name, required);
+    if (name.empty()) return;
+    auto t = LogicalTypeFromName(name);
+    if (!t || *t == LogicalType::kNone) return Fail(key, "unknown type '" + name + "'");
+    *out = *t;
+  }
+  void StrList(const char* key, std::vector<std::string>* out) {
+    const json* v = Find(key, false);
+    if (!v) return;
+    if (!v->is_array()) return Fail(key, "must be an array of strings");
+    for (const json& e : *v) {
+      if (!e.is_string()) return Fail(key, "must be an array of strings");
+      out->push_back(e.get<std::string>());
+    }
+  }
+  // Calls fn(element, path) for each element of an array field.
+  template <typename Fn>
+  void Each(const char* key, Fn fn) {
+    const json* v = Find(key, false);
+    if (!v) return;
+    if (!v->is_array()) return Fail(key, "must be an array");
+    for (size_t i = 0; i < v->size() && status_.ok(); ++i) {
+      Status s = fn((*v)[i], Path(key) + "[" + std::to_string(i) + "]");
+      if (!s.ok()) status_ = s;
+    }
+  }
+  const json* Find(const char* key, bool required) {
+    if (!status_.ok() || !j_.is_object()) return nullptr;
+    auto it = j_.find(key);
+    if (it == j_.end()) {
+      if (required) Fail(key, "is required");
+      return nullptr;
+    }
+    return &*it;
+  }
+  void Fail(const std::string& key, const std::string& what) {
+    if (status_.ok()) status_ = Status::InvalidArgument(Path(key) + " " + what);
+  }
+  std::string Path(const std::string& key) const {
+    return key.empty() ? path_ : path_ + "." + key;
+  }
+
+ private:
+  const json& j_;
+  std::string path_;
+  Status status_;
+};
+
+Status ParseColumn(const json& j, const std::string& path, Column* c) {
+  Fields f(j, path);
+  f.Str("name", &c->name, true);
+  f.Str("sourceType", &c->source_type);
+  f.Type("type", &c->type, true);
+  if (f.Find("elementType", false)) f.Type("elementType", &c->element_type, false);
+  f.Bool("nullable", &c->nullable);
+  f.OptStr("default", &c->default_expr);
+  f.OptUInt("length", &c->length);
+  f.OptUInt("precision", &c->precision);
+  f.OptUInt("scale", &c->scale);
+  f.Str("charset", &c->charset);
+  f.Str("collation", &c->collation);
+  f.StrList("enumValues", &c->enum_values);
+  f.Bool("autoIncrement", &c->auto_increment);
+  if (const json* g = f.Find("generated", false)) {
+    Fields gf(*g, f.Path("generated"));
+    std::string expr;
+    gf.Str("expression", &expr, true);
+    gf.Bool("stored", &c->generated_stored);
+    DBS_RETURN_IF_ERROR(gf.status());
+    c->generated_expr = expr;
+  }
+  f.Str("comment", &c->comment);
+  f.UInt("srid", &c->srid);
+  DBS_RETURN_IF_ERROR(f.status());
+  if (c->type == LogicalType::kArray && c->element_type == LogicalType::kNone) {
+    return Status::InvalidArgument(path + ".elementType is required for array columns");
+  }
+  if (c->type == LogicalType::kArray && c->element_type == LogicalType::kArray) {
+    return Status::InvalidArgument(path + ".elementType cannot be array");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+json ToJson(const TableSchema& t) {
+  json j = {{"schema", t.schema}, {"name", t.name}};
+  json cols = json::array();
+  for (const Column& c : t.columns) cols.push_back(ColumnJson(c));
+  j["columns"] = std::move(cols);
+  j["primaryKey"] = t.primary_key;
+  json idx = json::array();
+  for (const Index& i : t.indexes) {
+    json ic = json::array();
+    for (const IndexColumn& c : i.columns) {
+      json e = {{"name", c.name}};
+      if (c.descending) e["descending"] = true;
+      PutOpt(&e, "prefixLength", c.prefix_length);
+      ic.push_back(std::move(e));
+    }
+    json e = {{"name", i.name}, {"unique", i.unique}, {"method", i.method}, {"columns", ic}};
+    PutOpt(&e, "predicate", i.predicate);
+    idx.push_back(std::move(e));
+  }
+  j["indexes"] = std::move(idx);
+  json fks = json::array();
+  for (const ForeignKey& fk : t.foreign_keys) {
+    fks.push_back({{"name", fk.name},
+                   {"columns", fk.columns},
+                   {"refSchema", fk.ref_schema},
+                   {"refTable", fk.ref_table},
+                   {"refColumns", fk.ref_columns},
+                   {"onUpdate", fk.on_update},
+                   {"onDelete", fk.on_delete}});
+  }
+  j["foreignKeys"] = std::move(fks);
+  json checks = json::array();
+  for (const CheckConstraint& c : t.checks) {
+    checks.push_back({{"name", c.name}, {"expression", c.expression}});
+  }
+  j["checks"] = std::move(checks);
+  if (!t.comment.empty()) j["comment"] = t.comment;
+  PutOpt(&j, "estimatedRows", t.estimated_rows);
+  return j;
+}
+
+Result<TableSchema> TableFromJson(const json& j) {
+  TableSchema t;
+  Fields f(j, "table");
+  f.Str("schema", &t.schema);
+  f.Str("name", &t.name, true);
+  f.Each("columns", [&](const json& e, const std::string& path) {
+    Column c;
+    DBS_RETURN_IF_ERROR(ParseColumn(e, path, &c));
+    t.columns.push_back(std::move(c));
+    return Status::Ok();
+  });
+  f.StrList("primaryKey", &t.primary_key);
+  f.Each("indexes", [&](const json& e, const std::string& path) {
+    Index i;
+    Fields fi(e, path);
+    fi.Str("name", &i.name, true);
+    fi.Bool("unique", &i.unique);
+    fi.Str("method", &i.method);
+    fi.OptStr("predicate", &i.predicate);
+    fi.Each("columns", [&](const json& ce, const std::string& cpath) {
+      IndexColumn ic;
+      Fields fc(ce, cpath);
+      fc.Str("name", &ic.name, true);
+      fc.Bool("descending", &ic.descending);
+      fc.OptUInt("prefixLength", &ic.prefix_length);
+      i.columns.push_back(std::move(ic));
+      return fc.status();
+    });
+    t.indexes.push_back(std::move(i));
+    return fi.status();
+  });
+  f.Each("foreignKeys", [&](const json& e, const std::string& path) {
+    ForeignKey fk;
+    Fields ff(e, path);
+    ff.Str("name", &fk.name);
+    ff.StrList("columns", &fk.columns);
+    ff.Str("refSchema", &fk.ref_schema);
+    ff.Str("refTable", &fk.ref_table, true);
+    ff.StrList("refColumns", &fk.ref_columns);
+    ff.Str("onUpdate", &fk.on_update);
+    ff.Str("onDelete", &fk.on_delete);
+    DBS_RETURN_IF_ERROR(ff.status());
+    if (fk.columns.empty() || fk.columns.size() != fk.ref_columns.size()) {
+      return Status::InvalidArgument(path + " must list as many columns as refColumns");
+    }
+    t.foreign_keys.push_back(std::move(fk));
+    return Status::Ok();
+  });
+  f.Each("checks", [&](const json& e, const std::string& path) {
+    CheckConstraint c;
+    Fields fc(e, path);
+    fc.Str("name", &c.name);
+    fc.Str("expression", &c.expression, true);
+    t.checks.push_back(std::move(c));
+    return fc.status();
+  });
+  f.Str("comment", &t.comment);
+  f.OptUInt("estimatedRows", &t.estimated_rows);
+  DBS_RETURN_IF_ERROR(f.status());
+  if (t.columns.empty()) return Status::InvalidArgument("table.columns must not be empty");
+  for (const std::string& k : t.primary_key) {
+    if (t.FindColumn(k) < 0) {
+      return Status::InvalidArgument("table.primaryKey names unknown column '" + k + "'");
+    }
+  }
+  return t;
+}
+
+}  // namespace dbs
