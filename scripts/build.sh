@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Configures and builds one configuration:
+#   release   g++, optimized with debug info: what runs and what the benchmarks use (build/release)
+#   asan      clang, Debug + AddressSanitizer/UndefinedBehaviorSanitizer + libFuzzer (build/asan)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kind=${1:-release}
+jobs=${DBS_JOBS:-$(nproc)}
+case "$kind" in
+  release)
+    [ -f build/release/build.ninja ] || cmake -S . -B build/release -G Ninja \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=g++ >/dev/null
+    ;;
+  asan)
+    [ -f build/asan/build.ninja ] || cmake -S . -B build/asan -G Ninja \
+        -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 \
+        -DDBS_SANITIZE=ON -DDBS_FUZZ=ON -DDBS_BENCH=OFF >/dev/null
+    ;;
+  *) echo "usage: scripts/build.sh [release|asan]" >&2; exit 2 ;;
+esac
+ninja -C "build/$kind" -j "$jobs"
