@@ -49,8 +49,8 @@ struct OptionsDeleter {
 Status BuildMsg(std::string_view subject, std::string_view data,
                 const std::vector<std::pair<std::string, std::string>>& headers, natsMsg** out) {
   std::string subj(subject);
-  natsStatus s = natsMsg_Create(out, subj.c_str(), nullptr, data.data(),
-                                static_cast<int>(data.size()));
+  natsStatus s =
+      natsMsg_Create(out, subj.c_str(), nullptr, data.data(), static_cast<int>(data.size()));
   for (const auto& [k, v] : headers) {
     if (s == NATS_OK) s = natsMsgHeader_Set(*out, k.c_str(), v.c_str());
   }
@@ -150,6 +150,14 @@ bool NatsConnection::connected() const {
   return natsConnection_Status(nc_) == NATS_CONN_STATUS_CONNECTED;
 }
 
+Status NatsConnection::JetStreamReady() {
+  jsAccountInfo* ai = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_GetAccountInfo(&ai, js_, nullptr, &jerr);
+  if (ai != nullptr) jsAccountInfo_Destroy(ai);
+  return FromNats(s, "JetStream account info (is JetStream enabled on the server?)", jerr);
+}
+
 Status NatsConnection::EnsureStream(const StreamSpec& spec) {
   jsStreamConfig cfg;
   jsStreamConfig_Init(&cfg);
@@ -160,8 +168,8 @@ Status NatsConnection::EnsureStream(const StreamSpec& spec) {
   cfg.SubjectsLen = static_cast<int>(subjects.size());
   cfg.Storage = spec.file_storage ? js_FileStorage : js_MemoryStorage;
   cfg.Replicas = spec.replicas;
-  cfg.Duplicates = std::chrono::duration_cast<std::chrono::nanoseconds>(spec.duplicate_window)
-                       .count();
+  cfg.Duplicates =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(spec.duplicate_window).count();
   cfg.MaxMsgSize = spec.max_msg_size;
   cfg.Retention = spec.work_queue ? js_WorkQueuePolicy : js_LimitsPolicy;
   jsStreamInfo* si = nullptr;
@@ -233,9 +241,9 @@ Status NatsConnection::WaitPublished(std::chrono::milliseconds timeout) {
 
 Status NatsConnection::PublishCore(std::string_view subject, std::string_view data) {
   std::string subj(subject);
-  return FromNats(natsConnection_Publish(nc_, subj.c_str(), data.data(),
-                                         static_cast<int>(data.size())),
-                  "publishing to " + subj);
+  return FromNats(
+      natsConnection_Publish(nc_, subj.c_str(), data.data(), static_cast<int>(data.size())),
+      "publishing to " + subj);
 }
 
 Status NatsConnection::Flush(std::chrono::milliseconds timeout) {

@@ -37,10 +37,10 @@ struct NatsOptions {
   std::string creds_file;  // NATS .creds (JWT + nkey)
   bool tls = false;        // require TLS (implied by tls:// URLs or a CA/cert file)
   std::string ca_file;
-  std::string cert_file;   // client certificate (mutual TLS)
+  std::string cert_file;  // client certificate (mutual TLS)
   std::string key_file;
   std::chrono::milliseconds connect_timeout{5000};
-  int max_reconnects = -1;  // -1: forever
+  int max_reconnects = -1;                          // -1: forever
   std::chrono::milliseconds request_timeout{5000};  // JetStream API calls and publish acks
 };
 
@@ -51,7 +51,7 @@ struct StreamSpec {
   bool file_storage = true;
   std::chrono::seconds duplicate_window{120};  // Nats-Msg-Id de-duplication window
   int32_t max_msg_size = -1;                   // -1: server default
-  bool work_queue = false;  // messages are removed once acknowledged
+  bool work_queue = false;                     // messages are removed once acknowledged
 };
 
 struct ConsumerSpec {
@@ -105,6 +105,9 @@ class NatsConnection {
   int64_t max_payload() const;
   bool connected() const;
 
+  // OK once the server's JetStream answers for this account.
+  Status JetStreamReady();
+
   // Creates the stream, or updates it when it exists with other settings.
   Status EnsureStream(const StreamSpec& spec);
   Status DeleteStream(const std::string& name);
@@ -114,8 +117,7 @@ class NatsConnection {
                              std::string_view msg_id = {},
                              const std::vector<std::pair<std::string, std::string>>& headers = {});
   // Pipelined publish: returns once queued; WaitPublished() reports the first failure.
-  Status PublishAsync(std::string_view subject, std::string_view data,
-                      std::string_view msg_id = {},
+  Status PublishAsync(std::string_view subject, std::string_view data, std::string_view msg_id = {},
                       const std::vector<std::pair<std::string, std::string>>& headers = {});
   Status WaitPublished(std::chrono::milliseconds timeout);
 
@@ -143,8 +145,7 @@ class PullConsumer {
   PullConsumer& operator=(const PullConsumer&) = delete;
 
   // Up to `batch` messages; an empty vector when none arrived within `timeout`.
-  Result<std::vector<std::unique_ptr<Message>>> Fetch(int batch,
-                                                      std::chrono::milliseconds timeout);
+  Result<std::vector<std::unique_ptr<Message>>> Fetch(int batch, std::chrono::milliseconds timeout);
 
  private:
   PullConsumer() = default;

@@ -6,21 +6,47 @@ namespace dbs {
 
 void AppendFixedValue(const Value& v, std::string* out) {
   switch (v.type()) {
-    case LogicalType::kBool: AppendLE<uint8_t>(out, v.AsBool() ? 1 : 0); break;
-    case LogicalType::kInt8: AppendLE<int8_t>(out, static_cast<int8_t>(v.AsInt())); break;
-    case LogicalType::kInt16: AppendLE<int16_t>(out, static_cast<int16_t>(v.AsInt())); break;
-    case LogicalType::kInt32: AppendLE<int32_t>(out, static_cast<int32_t>(v.AsInt())); break;
-    case LogicalType::kInt64: AppendLE<int64_t>(out, v.AsInt()); break;
-    case LogicalType::kUInt8: AppendLE<uint8_t>(out, static_cast<uint8_t>(v.AsUInt())); break;
-    case LogicalType::kUInt16: AppendLE<uint16_t>(out, static_cast<uint16_t>(v.AsUInt())); break;
-    case LogicalType::kUInt32: AppendLE<uint32_t>(out, static_cast<uint32_t>(v.AsUInt())); break;
-    case LogicalType::kUInt64: AppendLE<uint64_t>(out, v.AsUInt()); break;
-    case LogicalType::kFloat32: AppendLE<float>(out, v.AsFloat32()); break;
-    case LogicalType::kFloat64: AppendLE<double>(out, v.AsFloat64()); break;
-    case LogicalType::kDate: AppendLE<int32_t>(out, v.AsDate()); break;
+    case LogicalType::kBool:
+      AppendLE<uint8_t>(out, v.AsBool() ? 1 : 0);
+      break;
+    case LogicalType::kInt8:
+      AppendLE<int8_t>(out, static_cast<int8_t>(v.AsInt()));
+      break;
+    case LogicalType::kInt16:
+      AppendLE<int16_t>(out, static_cast<int16_t>(v.AsInt()));
+      break;
+    case LogicalType::kInt32:
+      AppendLE<int32_t>(out, static_cast<int32_t>(v.AsInt()));
+      break;
+    case LogicalType::kInt64:
+      AppendLE<int64_t>(out, v.AsInt());
+      break;
+    case LogicalType::kUInt8:
+      AppendLE<uint8_t>(out, static_cast<uint8_t>(v.AsUInt()));
+      break;
+    case LogicalType::kUInt16:
+      AppendLE<uint16_t>(out, static_cast<uint16_t>(v.AsUInt()));
+      break;
+    case LogicalType::kUInt32:
+      AppendLE<uint32_t>(out, static_cast<uint32_t>(v.AsUInt()));
+      break;
+    case LogicalType::kUInt64:
+      AppendLE<uint64_t>(out, v.AsUInt());
+      break;
+    case LogicalType::kFloat32:
+      AppendLE<float>(out, v.AsFloat32());
+      break;
+    case LogicalType::kFloat64:
+      AppendLE<double>(out, v.AsFloat64());
+      break;
+    case LogicalType::kDate:
+      AppendLE<int32_t>(out, v.AsDate());
+      break;
     case LogicalType::kTime:
     case LogicalType::kTimestamp:
-    case LogicalType::kTimestampTz: AppendLE<int64_t>(out, v.AsMicros()); break;
+    case LogicalType::kTimestampTz:
+      AppendLE<int64_t>(out, v.AsMicros());
+      break;
     case LogicalType::kTimeTz:
       AppendLE<int64_t>(out, v.AsTimeTz().micros);
       AppendLE<int32_t>(out, v.AsTimeTz().offset_seconds);
@@ -33,7 +59,8 @@ void AppendFixedValue(const Value& v, std::string* out) {
     case LogicalType::kUuid:
       out->append(reinterpret_cast<const char*>(v.AsUuid().bytes), 16);
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -48,21 +75,34 @@ T Load(const char* p) {
 
 Value ReadFixedValue(LogicalType t, const char* p) {
   switch (t) {
-    case LogicalType::kBool: return Value::Bool(Load<uint8_t>(p) != 0);
-    case LogicalType::kInt8: return Value::Int(t, Load<int8_t>(p));
-    case LogicalType::kInt16: return Value::Int(t, Load<int16_t>(p));
-    case LogicalType::kInt32: return Value::Int(t, Load<int32_t>(p));
-    case LogicalType::kInt64: return Value::Int(t, Load<int64_t>(p));
-    case LogicalType::kUInt8: return Value::UInt(t, Load<uint8_t>(p));
-    case LogicalType::kUInt16: return Value::UInt(t, Load<uint16_t>(p));
-    case LogicalType::kUInt32: return Value::UInt(t, Load<uint32_t>(p));
-    case LogicalType::kUInt64: return Value::UInt(t, Load<uint64_t>(p));
-    case LogicalType::kFloat32: return Value::Float32(Load<float>(p));
-    case LogicalType::kFloat64: return Value::Float64(Load<double>(p));
-    case LogicalType::kDate: return Value::Date(Load<int32_t>(p));
+    case LogicalType::kBool:
+      return Value::Bool(Load<uint8_t>(p) != 0);
+    case LogicalType::kInt8:
+      return Value::Int(t, Load<int8_t>(p));
+    case LogicalType::kInt16:
+      return Value::Int(t, Load<int16_t>(p));
+    case LogicalType::kInt32:
+      return Value::Int(t, Load<int32_t>(p));
+    case LogicalType::kInt64:
+      return Value::Int(t, Load<int64_t>(p));
+    case LogicalType::kUInt8:
+      return Value::UInt(t, Load<uint8_t>(p));
+    case LogicalType::kUInt16:
+      return Value::UInt(t, Load<uint16_t>(p));
+    case LogicalType::kUInt32:
+      return Value::UInt(t, Load<uint32_t>(p));
+    case LogicalType::kUInt64:
+      return Value::UInt(t, Load<uint64_t>(p));
+    case LogicalType::kFloat32:
+      return Value::Float32(Load<float>(p));
+    case LogicalType::kFloat64:
+      return Value::Float64(Load<double>(p));
+    case LogicalType::kDate:
+      return Value::Date(Load<int32_t>(p));
     case LogicalType::kTime:
     case LogicalType::kTimestamp:
-    case LogicalType::kTimestampTz: return Value::Micros(t, Load<int64_t>(p));
+    case LogicalType::kTimestampTz:
+      return Value::Micros(t, Load<int64_t>(p));
     case LogicalType::kTimeTz:
       return Value::TimeTzValue(TimeTz{Load<int64_t>(p), Load<int32_t>(p + 8)});
     case LogicalType::kInterval:
@@ -73,7 +113,8 @@ Value ReadFixedValue(LogicalType t, const char* p) {
       std::memcpy(u.bytes, p, 16);
       return Value::UuidValue(u);
     }
-    default: return Value::Null(t);
+    default:
+      return Value::Null(t);
   }
 }
 
@@ -84,8 +125,7 @@ bool ElementTypeAllowed(LogicalType t) {
 }
 
 // Reads the header; on success *count is the element count.
-Status ReadHeader(ByteReader* r, LogicalType* elem, std::vector<ArrayDim>* dims,
-                  uint64_t* count) {
+Status ReadHeader(ByteReader* r, LogicalType* elem, std::vector<ArrayDim>* dims, uint64_t* count) {
   uint8_t et, nd;
   if (!r->Read(&et) || !r->Read(&nd)) return Status::Corruption("array: truncated header");
   if (!IsValidLogicalType(et) || !ElementTypeAllowed(static_cast<LogicalType>(et))) {

@@ -27,8 +27,8 @@ struct ArrayDim {
 
 struct ArrayValue {
   LogicalType element_type = LogicalType::kText;
-  std::vector<ArrayDim> dims;  // empty: the empty array
-  std::vector<Value> elements; // product of the dim lengths, row-major
+  std::vector<ArrayDim> dims;   // empty: the empty array
+  std::vector<Value> elements;  // product of the dim lengths, row-major
   friend bool operator==(const ArrayValue&, const ArrayValue&) = default;
 };
 

@@ -21,8 +21,7 @@ void EncodeBody(const Bundle& b, std::string* out) {
     out->append(reinterpret_cast<const char*>(b.ops.data()), b.ops.size());
   }
   for (const ColumnVector& c : b.columns) {
-    uint8_t flags = (c.has_nulls() ? kColHasNulls : 0) |
-                    (c.has_unchanged() ? kColHasUnchanged : 0);
+    uint8_t flags = (c.has_nulls() ? kColHasNulls : 0) | (c.has_unchanged() ? kColHasUnchanged : 0);
     const char head[4] = {static_cast<char>(c.type()), static_cast<char>(c.element_type()),
                           static_cast<char>(flags), 0};
     out->append(head, 4);
@@ -143,10 +142,10 @@ class BundleDecoder {
     *slot = &c;
     c.rows_ = rows;
     const size_t bitmap_bytes = (rows + 7) / 8;
-    DBS_RETURN_IF_ERROR(ReadBitmap(r, rows, bitmap_bytes, flags & kColHasNulls, &c.nulls_,
-                                   &c.has_nulls_));
-    DBS_RETURN_IF_ERROR(ReadBitmap(r, rows, bitmap_bytes, flags & kColHasUnchanged,
-                                   &c.unchanged_, &c.has_unchanged_));
+    DBS_RETURN_IF_ERROR(
+        ReadBitmap(r, rows, bitmap_bytes, flags & kColHasNulls, &c.nulls_, &c.has_nulls_));
+    DBS_RETURN_IF_ERROR(ReadBitmap(r, rows, bitmap_bytes, flags & kColHasUnchanged, &c.unchanged_,
+                                   &c.has_unchanged_));
     if (c.has_unchanged_) {
       if (!c.has_nulls_) return Status::Corruption("bundle: unchanged cells must be null");
       for (size_t i = 0; i < bitmap_bytes; ++i) {
@@ -233,8 +232,7 @@ Result<Bundle> DecodeBundle(std::string_view bytes, const DecodeLimits& limits) 
   if (comp > static_cast<uint8_t>(Compression::kLz4) || (flags & ~kFlagHasOps) != 0) {
     return Status::Corruption("bundle: bad header flags");
   }
-  if (rows > limits.max_rows || ncols > limits.max_columns ||
-      body_size > limits.max_body_bytes) {
+  if (rows > limits.max_rows || ncols > limits.max_columns || body_size > limits.max_body_bytes) {
     return Status::ResourceExhausted("bundle exceeds decode limits");
   }
   if (ncols == 0 && rows != 0) return Status::Corruption("bundle: rows without columns");

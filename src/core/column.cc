@@ -64,19 +64,35 @@ void ColumnVector::AppendUnchanged() {
 
 void ColumnVector::AppendInt(int64_t v) {
   switch (type_) {
-    case LogicalType::kInt8: AppendRaw(static_cast<int8_t>(v)); break;
-    case LogicalType::kInt16: AppendRaw(static_cast<int16_t>(v)); break;
-    case LogicalType::kInt32: AppendRaw(static_cast<int32_t>(v)); break;
-    default: AppendRaw(v); break;
+    case LogicalType::kInt8:
+      AppendRaw(static_cast<int8_t>(v));
+      break;
+    case LogicalType::kInt16:
+      AppendRaw(static_cast<int16_t>(v));
+      break;
+    case LogicalType::kInt32:
+      AppendRaw(static_cast<int32_t>(v));
+      break;
+    default:
+      AppendRaw(v);
+      break;
   }
 }
 
 void ColumnVector::AppendUInt(uint64_t v) {
   switch (type_) {
-    case LogicalType::kUInt8: AppendRaw(static_cast<uint8_t>(v)); break;
-    case LogicalType::kUInt16: AppendRaw(static_cast<uint16_t>(v)); break;
-    case LogicalType::kUInt32: AppendRaw(static_cast<uint32_t>(v)); break;
-    default: AppendRaw(v); break;
+    case LogicalType::kUInt8:
+      AppendRaw(static_cast<uint8_t>(v));
+      break;
+    case LogicalType::kUInt16:
+      AppendRaw(static_cast<uint16_t>(v));
+      break;
+    case LogicalType::kUInt32:
+      AppendRaw(static_cast<uint32_t>(v));
+      break;
+    default:
+      AppendRaw(v);
+      break;
   }
 }
 
@@ -138,19 +154,27 @@ Status ColumnVector::Append(const Value& v) {
 
 int64_t ColumnVector::GetInt(size_t row) const {
   switch (type_) {
-    case LogicalType::kInt8: return Get<int8_t>(row);
-    case LogicalType::kInt16: return Get<int16_t>(row);
-    case LogicalType::kInt32: return Get<int32_t>(row);
-    default: return Get<int64_t>(row);
+    case LogicalType::kInt8:
+      return Get<int8_t>(row);
+    case LogicalType::kInt16:
+      return Get<int16_t>(row);
+    case LogicalType::kInt32:
+      return Get<int32_t>(row);
+    default:
+      return Get<int64_t>(row);
   }
 }
 
 uint64_t ColumnVector::GetUInt(size_t row) const {
   switch (type_) {
-    case LogicalType::kUInt8: return Get<uint8_t>(row);
-    case LogicalType::kUInt16: return Get<uint16_t>(row);
-    case LogicalType::kUInt32: return Get<uint32_t>(row);
-    default: return Get<uint64_t>(row);
+    case LogicalType::kUInt8:
+      return Get<uint8_t>(row);
+    case LogicalType::kUInt16:
+      return Get<uint16_t>(row);
+    case LogicalType::kUInt32:
+      return Get<uint32_t>(row);
+    default:
+      return Get<uint64_t>(row);
   }
 }
 

@@ -120,7 +120,7 @@ class ColumnVector {
   std::vector<uint8_t> nulls_;      // bit set = NULL; sized once has_nulls_
   std::vector<uint8_t> unchanged_;  // bit set = unchanged; sized once has_unchanged_
   std::string fixed_;
-  std::vector<uint32_t> offsets_;   // varlen only: size() + 1 entries
+  std::vector<uint32_t> offsets_;  // varlen only: size() + 1 entries
   std::string heap_;
 };
 

@@ -31,9 +31,12 @@ ZSTD_DCtx* ThreadDCtx() {
 
 std::string_view CompressionName(Compression c) {
   switch (c) {
-    case Compression::kNone: return "none";
-    case Compression::kZstd: return "zstd";
-    case Compression::kLz4: return "lz4";
+    case Compression::kNone:
+      return "none";
+    case Compression::kZstd:
+      return "zstd";
+    case Compression::kLz4:
+      return "lz4";
   }
   return "unknown";
 }
@@ -55,8 +58,8 @@ Status CompressBlock(Compression c, int level, std::string_view in, std::string*
     case Compression::kZstd: {
       size_t bound = ZSTD_compressBound(in.size());
       out->resize(base + bound);
-      size_t n = ZSTD_compressCCtx(ThreadCCtx(), out->data() + base, bound, in.data(), in.size(),
-                                   level);
+      size_t n =
+          ZSTD_compressCCtx(ThreadCCtx(), out->data() + base, bound, in.data(), in.size(), level);
       if (ZSTD_isError(n)) {
         out->resize(base);
         return Status::Internal(std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
@@ -70,8 +73,8 @@ Status CompressBlock(Compression c, int level, std::string_view in, std::string*
       }
       int bound = LZ4_compressBound(static_cast<int>(in.size()));
       out->resize(base + static_cast<size_t>(bound));
-      int n = LZ4_compress_default(in.data(), out->data() + base, static_cast<int>(in.size()),
-                                   bound);
+      int n =
+          LZ4_compress_default(in.data(), out->data() + base, static_cast<int>(in.size()), bound);
       if (n <= 0) {
         out->resize(base);
         return Status::Internal("lz4 compression failed");
@@ -83,8 +86,7 @@ Status CompressBlock(Compression c, int level, std::string_view in, std::string*
   return Status::InvalidArgument("unknown compression");
 }
 
-Status DecompressBlock(Compression c, std::string_view in, size_t expected_size,
-                       std::string* out) {
+Status DecompressBlock(Compression c, std::string_view in, size_t expected_size, std::string* out) {
   out->resize(expected_size);
   switch (c) {
     case Compression::kNone:
@@ -92,8 +94,8 @@ Status DecompressBlock(Compression c, std::string_view in, size_t expected_size,
       if (expected_size) std::memcpy(out->data(), in.data(), expected_size);
       return Status::Ok();
     case Compression::kZstd: {
-      size_t n = ZSTD_decompressDCtx(ThreadDCtx(), out->data(), expected_size, in.data(),
-                                     in.size());
+      size_t n =
+          ZSTD_decompressDCtx(ThreadDCtx(), out->data(), expected_size, in.data(), in.size());
       if (ZSTD_isError(n) || n != expected_size) {
         return Status::Corruption("zstd block does not decode to its stated size");
       }

@@ -107,8 +107,8 @@ Result<uint64_t> ParseBytes(std::string_view text) {
   return n * mult;
 }
 
-Result<Config> Config::Load(const std::vector<FlagSpec>& specs, int argc,
-                            const char* const* argv, const EnvLookup& env) {
+Result<Config> Config::Load(const std::vector<FlagSpec>& specs, int argc, const char* const* argv,
+                            const EnvLookup& env) {
   Config c;
   std::map<std::string, const FlagSpec*> by_name;
   for (const FlagSpec& s : specs) {
@@ -166,8 +166,8 @@ std::string Config::Source(const std::string& name) const {
 }
 
 Status Config::Bad(const std::string& name, const std::string& what) const {
-  return Status::InvalidArgument("invalid value '" + GetString(name) + "' for " + name +
-                                 " (from " + Source(name) + "): " + what);
+  return Status::InvalidArgument("invalid value '" + GetString(name) + "' for " + name + " (from " +
+                                 Source(name) + "): " + what);
 }
 
 Result<int64_t> Config::GetInt(const std::string& name, int64_t min, int64_t max) const {

@@ -33,8 +33,8 @@ std::optional<std::string> SystemEnv(const std::string& name);
 
 class Config {
  public:
-  static Result<Config> Load(const std::vector<FlagSpec>& specs, int argc,
-                             const char* const* argv, const EnvLookup& env = SystemEnv);
+  static Result<Config> Load(const std::vector<FlagSpec>& specs, int argc, const char* const* argv,
+                             const EnvLookup& env = SystemEnv);
 
   // The raw text of a declared flag (after precedence). Undeclared names are a bug: abort.
   const std::string& GetString(const std::string& name) const;

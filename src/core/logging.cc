@@ -11,18 +11,23 @@ namespace dbs {
 
 std::string_view LogLevelName(LogLevel l) {
   switch (l) {
-    case LogLevel::kTrace: return "trace";
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarn: return "warn";
-    case LogLevel::kError: return "error";
+    case LogLevel::kTrace:
+      return "trace";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
   }
   return "info";
 }
 
 Result<LogLevel> LogLevelFromName(std::string_view name) {
-  for (auto l : {LogLevel::kTrace, LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn,
-                 LogLevel::kError}) {
+  for (auto l :
+       {LogLevel::kTrace, LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn, LogLevel::kError}) {
     if (LogLevelName(l) == name) return l;
   }
   if (name == "warning") return LogLevel::kWarn;

@@ -16,7 +16,7 @@ namespace dbs {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::in_place_index<1>, std::move(value)) {}  // NOLINT: implicit
+  Result(T value) : v_(std::in_place_index<1>, std::move(value)) {}        // NOLINT: implicit
   Result(Status status) : v_(std::in_place_index<0>, std::move(status)) {  // NOLINT: implicit
     if (std::get<0>(v_).ok()) {
       v_.template emplace<0>(Status::Internal("Result constructed from an OK Status"));

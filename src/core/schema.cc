@@ -128,9 +128,7 @@ class Fields {
   void Fail(const std::string& key, const std::string& what) {
     if (status_.ok()) status_ = Status::InvalidArgument(Path(key) + " " + what);
   }
-  std::string Path(const std::string& key) const {
-    return key.empty() ? path_ : path_ + "." + key;
-  }
+  std::string Path(const std::string& key) const { return key.empty() ? path_ : path_ + "." + key; }
 
  private:
   const json& j_;

@@ -23,18 +23,18 @@ struct Column {
   LogicalType type = LogicalType::kText;
   LogicalType element_type = LogicalType::kNone;  // for kArray
   bool nullable = true;
-  std::optional<std::string> default_expr;        // source SQL text of the default
-  std::optional<uint32_t> length;                 // chars (text) / bytes (binary) / bits (bit)
-  std::optional<uint32_t> precision;              // decimal digits; fractional seconds for time
+  std::optional<std::string> default_expr;  // source SQL text of the default
+  std::optional<uint32_t> length;           // chars (text) / bytes (binary) / bits (bit)
+  std::optional<uint32_t> precision;        // decimal digits; fractional seconds for time
   std::optional<uint32_t> scale;
   std::string charset;
   std::string collation;
-  std::vector<std::string> enum_values;           // enum and set labels, in order
-  bool auto_increment = false;                    // MySQL AUTO_INCREMENT / PG identity or serial
-  std::optional<std::string> generated_expr;      // generated (computed) column expression
+  std::vector<std::string> enum_values;       // enum and set labels, in order
+  bool auto_increment = false;                // MySQL AUTO_INCREMENT / PG identity or serial
+  std::optional<std::string> generated_expr;  // generated (computed) column expression
   bool generated_stored = false;
   std::string comment;
-  uint32_t srid = 0;                              // geometry
+  uint32_t srid = 0;  // geometry
 
   friend bool operator==(const Column&, const Column&) = default;
 };

@@ -20,21 +20,21 @@ namespace dbs {
 
 enum class StatusCode : uint8_t {
   kOk = 0,
-  kInvalidArgument,    // the caller's input is wrong (config, request, identifier)
-  kNotFound,           // a named object does not exist
-  kAlreadyExists,      // creating something that exists
-  kPermissionDenied,   // authenticated, but lacking a privilege
-  kUnauthenticated,    // wrong or missing credentials
-  kFailedPrecondition, // the system is not in a state that allows the call
-  kUnavailable,        // a server or service cannot be reached right now
-  kTimeout,            // a deadline passed
-  kCorruption,         // bytes that do not decode (untrusted input, damaged data)
-  kUnsupported,        // a type, feature or version we do not handle
-  kResourceExhausted,  // a limit was hit (payload size, memory budget, disk)
-  kAborted,            // a concurrent conflict (deadlock, serialization failure)
-  kCancelled,          // the operation was stopped on request
-  kIoError,            // local file or OS error
-  kInternal,           // a bug: an invariant did not hold
+  kInvalidArgument,     // the caller's input is wrong (config, request, identifier)
+  kNotFound,            // a named object does not exist
+  kAlreadyExists,       // creating something that exists
+  kPermissionDenied,    // authenticated, but lacking a privilege
+  kUnauthenticated,     // wrong or missing credentials
+  kFailedPrecondition,  // the system is not in a state that allows the call
+  kUnavailable,         // a server or service cannot be reached right now
+  kTimeout,             // a deadline passed
+  kCorruption,          // bytes that do not decode (untrusted input, damaged data)
+  kUnsupported,         // a type, feature or version we do not handle
+  kResourceExhausted,   // a limit was hit (payload size, memory budget, disk)
+  kAborted,             // a concurrent conflict (deadlock, serialization failure)
+  kCancelled,           // the operation was stopped on request
+  kIoError,             // local file or OS error
+  kInternal,            // a bug: an invariant did not hold
 };
 
 // Whether a failed call may succeed if retried unchanged.
@@ -120,8 +120,8 @@ class [[nodiscard]] Status {
 }  // namespace dbs
 
 // Returns the Status of `expr` from the enclosing function when it is not OK.
-#define DBS_RETURN_IF_ERROR(expr)                 \
-  do {                                            \
-    ::dbs::Status dbs_status_tmp_ = (expr);       \
+#define DBS_RETURN_IF_ERROR(expr)                      \
+  do {                                                 \
+    ::dbs::Status dbs_status_tmp_ = (expr);            \
     if (!dbs_status_tmp_.ok()) return dbs_status_tmp_; \
   } while (0)

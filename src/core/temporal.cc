@@ -21,9 +21,7 @@ bool ZeroDateInRange(const CivilDateTime& c) {
   return c.year >= 0 && c.year <= 9999 && c.month <= 12 && c.day <= 31;
 }
 
-int64_t PackZero(const CivilDateTime& c) {
-  return (int64_t{c.year} * 13 + c.month) * 32 + c.day;
-}
+int64_t PackZero(const CivilDateTime& c) { return (int64_t{c.year} * 13 + c.month) * 32 + c.day; }
 
 void UnpackZero(int64_t packed, CivilDateTime* c) {
   c->day = static_cast<uint8_t>(packed % 32);
@@ -332,9 +330,12 @@ CivilDateTime DecodeTimestamp(int64_t e) {
 
 std::string FormatDate(int32_t e) {
   switch (DateKind(e)) {
-    case TemporalKind::kPosInfinity: return "infinity";
-    case TemporalKind::kNegInfinity: return "-infinity";
-    default: break;
+    case TemporalKind::kPosInfinity:
+      return "infinity";
+    case TemporalKind::kNegInfinity:
+      return "-infinity";
+    default:
+      break;
   }
   CivilDateTime c = DecodeDate(e);
   std::string out;
@@ -345,9 +346,12 @@ std::string FormatDate(int32_t e) {
 
 std::string FormatTimestamp(int64_t e) {
   switch (TimestampKind(e)) {
-    case TemporalKind::kPosInfinity: return "infinity";
-    case TemporalKind::kNegInfinity: return "-infinity";
-    default: break;
+    case TemporalKind::kPosInfinity:
+      return "infinity";
+    case TemporalKind::kNegInfinity:
+      return "-infinity";
+    default:
+      break;
   }
   CivilDateTime c = DecodeTimestamp(e);
   std::string out;
@@ -378,10 +382,9 @@ std::string FormatTime(int64_t micros) {
   uint64_t frac = u % kMicrosPerSecond;
   uint64_t secs = u / kMicrosPerSecond;
   char buf[48];
-  std::snprintf(buf, sizeof buf, "%02llu:%02llu:%02llu",
-                static_cast<unsigned long long>(secs / 3600),
-                static_cast<unsigned long long>(secs / 60 % 60),
-                static_cast<unsigned long long>(secs % 60));
+  std::snprintf(
+      buf, sizeof buf, "%02llu:%02llu:%02llu", static_cast<unsigned long long>(secs / 3600),
+      static_cast<unsigned long long>(secs / 60 % 60), static_cast<unsigned long long>(secs % 60));
   out += buf;
   AppendFraction(&out, static_cast<uint32_t>(frac));
   return out;

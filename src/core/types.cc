@@ -5,10 +5,10 @@
 namespace dbs {
 namespace {
 constexpr std::array<std::string_view, kMaxLogicalType + 1> kNames = {
-    "none",   "bool",    "int8",      "int16",     "int32",  "int64",       "uint8",
-    "uint16", "uint32",  "uint64",    "float32",   "float64", "decimal",    "text",
-    "bytes",  "json",    "uuid",      "enum",      "set",    "bit",         "date",
-    "time",   "timetz",  "timestamp", "timestamptz", "interval", "geometry", "array",
+    "none",   "bool",   "int8",      "int16",       "int32",    "int64",    "uint8",
+    "uint16", "uint32", "uint64",    "float32",     "float64",  "decimal",  "text",
+    "bytes",  "json",   "uuid",      "enum",        "set",      "bit",      "date",
+    "time",   "timetz", "timestamp", "timestamptz", "interval", "geometry", "array",
 };
 }  // namespace
 

@@ -24,18 +24,18 @@ enum class LogicalType : uint8_t {
   kUInt64 = 9,
   kFloat32 = 10,
   kFloat64 = 11,
-  kDecimal = 12,      // exact decimal as canonical text: [-]digits[.digits], NaN, Infinity, -Infinity
-  kText = 13,         // UTF-8 text
-  kBytes = 14,        // arbitrary bytes
-  kJson = 15,         // JSON document as UTF-8 text
-  kUuid = 16,         // 16 bytes, RFC 4122 byte order
-  kEnum = 17,         // the label as UTF-8 text
-  kSet = 18,          // MySQL SET: labels joined with ','
-  kBit = 19,          // bit string: u32 LE bit count, then bits packed MSB first
-  kDate = 20,         // i32 days since 2000-01-01; see temporal.h for infinities and zero dates
-  kTime = 21,         // i64 microseconds (signed: MySQL TIME spans -838:59:59..838:59:59)
-  kTimeTz = 22,       // i64 microseconds of day + i32 zone offset, seconds east of UTC
-  kTimestamp = 23,    // i64 microseconds since 2000-01-01 00:00:00, no zone
+  kDecimal = 12,    // exact decimal as canonical text: [-]digits[.digits], NaN, Infinity, -Infinity
+  kText = 13,       // UTF-8 text
+  kBytes = 14,      // arbitrary bytes
+  kJson = 15,       // JSON document as UTF-8 text
+  kUuid = 16,       // 16 bytes, RFC 4122 byte order
+  kEnum = 17,       // the label as UTF-8 text
+  kSet = 18,        // MySQL SET: labels joined with ','
+  kBit = 19,        // bit string: u32 LE bit count, then bits packed MSB first
+  kDate = 20,       // i32 days since 2000-01-01; see temporal.h for infinities and zero dates
+  kTime = 21,       // i64 microseconds (signed: MySQL TIME spans -838:59:59..838:59:59)
+  kTimeTz = 22,     // i64 microseconds of day + i32 zone offset, seconds east of UTC
+  kTimestamp = 23,  // i64 microseconds since 2000-01-01 00:00:00, no zone
   kTimestampTz = 24,  // i64 microseconds since 2000-01-01 00:00:00 UTC
   kInterval = 25,     // i32 months, i32 days, i64 microseconds
   kGeometry = 26,     // u32 LE SRID followed by OGC WKB
@@ -93,8 +93,8 @@ constexpr bool IsVarLen(LogicalType t) { return t != LogicalType::kNone && Fixed
 
 // Fixed-layout helper structs for the multi-field fixed-width types.
 struct TimeTz {
-  int64_t micros = 0;         // microseconds since midnight
-  int32_t offset_seconds = 0; // zone offset, seconds east of UTC (+02:00 is 7200)
+  int64_t micros = 0;          // microseconds since midnight
+  int32_t offset_seconds = 0;  // zone offset, seconds east of UTC (+02:00 is 7200)
   friend bool operator==(const TimeTz&, const TimeTz&) = default;
 };
 

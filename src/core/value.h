@@ -63,8 +63,8 @@ class Value {
   friend bool operator==(const Value& a, const Value& b);
 
  private:
-  using Payload = std::variant<std::monostate, bool, int64_t, uint64_t, float, double,
-                               std::string, TimeTz, Interval, Uuid>;
+  using Payload = std::variant<std::monostate, bool, int64_t, uint64_t, float, double, std::string,
+                               TimeTz, Interval, Uuid>;
   template <typename T>
   Value(LogicalType t, T v) : type_(t), v_(std::move(v)) {}
 

@@ -18,8 +18,8 @@ int main(int argc, char** argv) {
       for (int kind = 0; kind < 2; ++kind) {
         dbs::Bundle b = kind == 0 ? dbs::testing::MakeZooBundle(rows, static_cast<uint32_t>(rows))
                                   : dbs::testing::MakeTypicalBundle(rows, 1);
-        if (kind == 0 && rows == 3) b.ops = {dbs::RowOp::kInsert, dbs::RowOp::kUpdate,
-                                             dbs::RowOp::kDelete};
+        if (kind == 0 && rows == 3)
+          b.ops = {dbs::RowOp::kInsert, dbs::RowOp::kUpdate, dbs::RowOp::kDelete};
         std::string bytes;
         if (!dbs::EncodeBundle(b, {c, 1, 0}, &bytes).ok()) return 1;
         std::ofstream(dir + "/seed-" + std::to_string(n++), std::ios::binary) << bytes;

@@ -18,8 +18,9 @@ class Gen {
   int Pick(int n) { return static_cast<int>(rng_() % static_cast<uint64_t>(n)); }
   bool Chance(int percent) { return Pick(100) < percent; }
   std::string Text(size_t max_len) {
-    static const char* kPieces[] = {"a", "Z", "0", " ", "é", "ß", "中", "😀", "𝄞", "\n", "\t",
-                                    "'", "\"", "\\", ",", "\xF0\x9F\x8E\x89", "NULL"};
+    static const char* kPieces[] = {"a",   "Z",  "0",  " ", "é",  "ß",  "中", "😀",
+                                    "𝄞",   "\n", "\t", "'", "\"", "\\", ",",  "\xF0\x9F\x8E\x89",
+                                    "NULL"};
     std::string s;
     size_t n = static_cast<size_t>(Pick(static_cast<int>(max_len) + 1));
     for (size_t i = 0; i < n; ++i) s += kPieces[Pick(std::size(kPieces))];
@@ -38,32 +39,48 @@ class Gen {
 template <typename T>
 T Extreme(Gen& g) {
   switch (g.Pick(4)) {
-    case 0: return std::numeric_limits<T>::min();
-    case 1: return std::numeric_limits<T>::max();
-    case 2: return T{0};
-    default: return static_cast<T>(g.U64());
+    case 0:
+      return std::numeric_limits<T>::min();
+    case 1:
+      return std::numeric_limits<T>::max();
+    case 2:
+      return T{0};
+    default:
+      return static_cast<T>(g.U64());
   }
 }
 
 double ExtremeDouble(Gen& g) {
   switch (g.Pick(8)) {
-    case 0: return std::numeric_limits<double>::quiet_NaN();
-    case 1: return std::numeric_limits<double>::infinity();
-    case 2: return -std::numeric_limits<double>::infinity();
-    case 3: return -0.0;
-    case 4: return std::numeric_limits<double>::denorm_min();
-    case 5: return std::numeric_limits<double>::max();
-    default: return static_cast<double>(static_cast<int64_t>(g.U64())) / 1e7;
+    case 0:
+      return std::numeric_limits<double>::quiet_NaN();
+    case 1:
+      return std::numeric_limits<double>::infinity();
+    case 2:
+      return -std::numeric_limits<double>::infinity();
+    case 3:
+      return -0.0;
+    case 4:
+      return std::numeric_limits<double>::denorm_min();
+    case 5:
+      return std::numeric_limits<double>::max();
+    default:
+      return static_cast<double>(static_cast<int64_t>(g.U64())) / 1e7;
   }
 }
 
 std::string Decimal(Gen& g) {
   switch (g.Pick(8)) {
-    case 0: return "NaN";
-    case 1: return "Infinity";
-    case 2: return "-Infinity";
-    case 3: return "-0.000000000000000000000000000001";
-    case 4: return "99999999999999999999999999999999999999.999999999999999999999";
+    case 0:
+      return "NaN";
+    case 1:
+      return "Infinity";
+    case 2:
+      return "-Infinity";
+    case 3:
+      return "-0.000000000000000000000000000001";
+    case 4:
+      return "99999999999999999999999999999999999999.999999999999999999999";
     default: {
       std::string s = g.Chance(50) ? "-" : "";
       s += std::to_string(g.U64());
@@ -76,41 +93,66 @@ std::string Decimal(Gen& g) {
 
 int32_t SomeDate(Gen& g) {
   switch (g.Pick(8)) {
-    case 0: return kDatePosInfinity;
-    case 1: return kDateNegInfinity;
-    case 2: return *ParseDate("0000-00-00");
-    case 3: return *ParseDate("4713-11-24 BC");
-    case 4: return *ParseDate("5874897-12-31");
-    default: return static_cast<int32_t>(g.U64() % 100000) - 50000;
+    case 0:
+      return kDatePosInfinity;
+    case 1:
+      return kDateNegInfinity;
+    case 2:
+      return *ParseDate("0000-00-00");
+    case 3:
+      return *ParseDate("4713-11-24 BC");
+    case 4:
+      return *ParseDate("5874897-12-31");
+    default:
+      return static_cast<int32_t>(g.U64() % 100000) - 50000;
   }
 }
 
 int64_t SomeTimestamp(Gen& g) {
   switch (g.Pick(8)) {
-    case 0: return kTimestampPosInfinity;
-    case 1: return kTimestampNegInfinity;
-    case 2: return *ParseTimestamp("0000-00-00 00:00:00");
-    case 3: return *ParseTimestamp("294276-12-31 23:59:59.999999");
-    default: return static_cast<int64_t>(g.U64() % 4'000'000'000'000'000ULL) - 2'000'000'000'000'000LL;
+    case 0:
+      return kTimestampPosInfinity;
+    case 1:
+      return kTimestampNegInfinity;
+    case 2:
+      return *ParseTimestamp("0000-00-00 00:00:00");
+    case 3:
+      return *ParseTimestamp("294276-12-31 23:59:59.999999");
+    default:
+      return static_cast<int64_t>(g.U64() % 4'000'000'000'000'000ULL) - 2'000'000'000'000'000LL;
   }
 }
 
 Value ScalarValue(LogicalType t, Gen& g) {
   switch (t) {
-    case LogicalType::kBool: return Value::Bool(g.Chance(50));
-    case LogicalType::kInt8: return Value::Int(t, Extreme<int8_t>(g));
-    case LogicalType::kInt16: return Value::Int(t, Extreme<int16_t>(g));
-    case LogicalType::kInt32: return Value::Int(t, Extreme<int32_t>(g));
-    case LogicalType::kInt64: return Value::Int(t, Extreme<int64_t>(g));
-    case LogicalType::kUInt8: return Value::UInt(t, Extreme<uint8_t>(g));
-    case LogicalType::kUInt16: return Value::UInt(t, Extreme<uint16_t>(g));
-    case LogicalType::kUInt32: return Value::UInt(t, Extreme<uint32_t>(g));
-    case LogicalType::kUInt64: return Value::UInt(t, Extreme<uint64_t>(g));
-    case LogicalType::kFloat32: return Value::Float32(static_cast<float>(ExtremeDouble(g)));
-    case LogicalType::kFloat64: return Value::Float64(ExtremeDouble(g));
-    case LogicalType::kDecimal: return Value::Bytes(t, Decimal(g));
-    case LogicalType::kText: return Value::Bytes(t, g.Chance(5) ? std::string(70000, 'x') : g.Text(40));
-    case LogicalType::kBytes: return Value::Bytes(t, g.Bytes(64));
+    case LogicalType::kBool:
+      return Value::Bool(g.Chance(50));
+    case LogicalType::kInt8:
+      return Value::Int(t, Extreme<int8_t>(g));
+    case LogicalType::kInt16:
+      return Value::Int(t, Extreme<int16_t>(g));
+    case LogicalType::kInt32:
+      return Value::Int(t, Extreme<int32_t>(g));
+    case LogicalType::kInt64:
+      return Value::Int(t, Extreme<int64_t>(g));
+    case LogicalType::kUInt8:
+      return Value::UInt(t, Extreme<uint8_t>(g));
+    case LogicalType::kUInt16:
+      return Value::UInt(t, Extreme<uint16_t>(g));
+    case LogicalType::kUInt32:
+      return Value::UInt(t, Extreme<uint32_t>(g));
+    case LogicalType::kUInt64:
+      return Value::UInt(t, Extreme<uint64_t>(g));
+    case LogicalType::kFloat32:
+      return Value::Float32(static_cast<float>(ExtremeDouble(g)));
+    case LogicalType::kFloat64:
+      return Value::Float64(ExtremeDouble(g));
+    case LogicalType::kDecimal:
+      return Value::Bytes(t, Decimal(g));
+    case LogicalType::kText:
+      return Value::Bytes(t, g.Chance(5) ? std::string(70000, 'x') : g.Text(40));
+    case LogicalType::kBytes:
+      return Value::Bytes(t, g.Bytes(64));
     case LogicalType::kJson:
       return Value::Bytes(t, "{\"k\": [1, 2.5, null, \"" + std::string("😀") + "\"]}");
     case LogicalType::kUuid: {
@@ -118,24 +160,29 @@ Value ScalarValue(LogicalType t, Gen& g) {
       for (auto& b : u.bytes) b = static_cast<uint8_t>(g.U64());
       return Value::UuidValue(u);
     }
-    case LogicalType::kEnum: return Value::Bytes(t, g.Chance(50) ? "small" : "");
-    case LogicalType::kSet: return Value::Bytes(t, g.Chance(50) ? "a,c" : "");
+    case LogicalType::kEnum:
+      return Value::Bytes(t, g.Chance(50) ? "small" : "");
+    case LogicalType::kSet:
+      return Value::Bytes(t, g.Chance(50) ? "a,c" : "");
     case LogicalType::kBit: {
       std::string d;
       for (int i = g.Pick(70); i > 0; --i) d += g.Chance(50) ? '1' : '0';
       return Value::Bytes(t, EncodeBits(d));
     }
-    case LogicalType::kDate: return Value::Date(SomeDate(g));
+    case LogicalType::kDate:
+      return Value::Date(SomeDate(g));
     case LogicalType::kTime:
-      return Value::Micros(t, static_cast<int64_t>(g.U64() % 6'000'000'000'000ULL) - 3'000'000'000'000LL);
+      return Value::Micros(
+          t, static_cast<int64_t>(g.U64() % 6'000'000'000'000ULL) - 3'000'000'000'000LL);
     case LogicalType::kTimeTz:
-      return Value::TimeTzValue(TimeTz{static_cast<int64_t>(g.U64() % kMicrosPerDay),
-                                       (g.Pick(57) - 28) * 1800});
+      return Value::TimeTzValue(
+          TimeTz{static_cast<int64_t>(g.U64() % kMicrosPerDay), (g.Pick(57) - 28) * 1800});
     case LogicalType::kTimestamp:
-    case LogicalType::kTimestampTz: return Value::Micros(t, SomeTimestamp(g));
+    case LogicalType::kTimestampTz:
+      return Value::Micros(t, SomeTimestamp(g));
     case LogicalType::kInterval:
-      return Value::IntervalValue(Interval{Extreme<int32_t>(g), Extreme<int32_t>(g),
-                                           Extreme<int64_t>(g)});
+      return Value::IntervalValue(
+          Interval{Extreme<int32_t>(g), Extreme<int32_t>(g), Extreme<int64_t>(g)});
     case LogicalType::kGeometry: {
       // POINT(1 2) in WKB, little-endian.
       std::string wkb("\x01\x01\x00\x00\x00", 5);
@@ -144,7 +191,8 @@ Value ScalarValue(LogicalType t, Gen& g) {
       wkb.append(reinterpret_cast<const char*>(&y), 8);
       return Value::Bytes(t, EncodeGeometry(4326, wkb));
     }
-    default: return Value::Null(t);
+    default:
+      return Value::Null(t);
   }
 }
 
@@ -152,9 +200,14 @@ Value ArrayOf(LogicalType elem, Gen& g) {
   ArrayValue a;
   a.element_type = elem;
   switch (g.Pick(3)) {
-    case 0: break;  // empty
-    case 1: a.dims = {{g.Pick(5) + 1, 1}}; break;
-    default: a.dims = {{2, 0}, {g.Pick(3) + 1, 1}}; break;
+    case 0:
+      break;  // empty
+    case 1:
+      a.dims = {{g.Pick(5) + 1, 1}};
+      break;
+    default:
+      a.dims = {{2, 0}, {g.Pick(3) + 1, 1}};
+      break;
   }
   size_t n = 1;
   for (auto& d : a.dims) n *= static_cast<size_t>(d.length);
@@ -194,12 +247,10 @@ Bundle MakeTypicalBundle(size_t rows, uint32_t seed) {
   Gen g(seed);
   Bundle b;
   const LogicalType kTypes[16] = {
-      LogicalType::kInt64,     LogicalType::kInt32,   LogicalType::kInt32,
-      LogicalType::kInt16,     LogicalType::kDecimal, LogicalType::kFloat64,
-      LogicalType::kFloat64,   LogicalType::kText,    LogicalType::kText,
-      LogicalType::kText,      LogicalType::kTimestampTz, LogicalType::kDate,
-      LogicalType::kBool,      LogicalType::kUuid,    LogicalType::kJson,
-      LogicalType::kText};
+      LogicalType::kInt64,   LogicalType::kInt32,   LogicalType::kInt32,       LogicalType::kInt16,
+      LogicalType::kDecimal, LogicalType::kFloat64, LogicalType::kFloat64,     LogicalType::kText,
+      LogicalType::kText,    LogicalType::kText,    LogicalType::kTimestampTz, LogicalType::kDate,
+      LogicalType::kBool,    LogicalType::kUuid,    LogicalType::kJson,        LogicalType::kText};
   for (LogicalType t : kTypes) b.columns.emplace_back(t);
   for (ColumnVector& c : b.columns) c.Reserve(rows, rows * 32);
   static const char* kWords[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"};
@@ -221,7 +272,8 @@ Bundle MakeTypicalBundle(size_t rows, uint32_t seed) {
     } else {
       c[9].AppendBytes("user" + std::to_string(g.U64() % 100000) + "@example.com");
     }
-    c[10].AppendMicros(1'700'000'000'000'000LL + static_cast<int64_t>(g.U64() % 100'000'000'000'000ULL));
+    c[10].AppendMicros(1'700'000'000'000'000LL +
+                       static_cast<int64_t>(g.U64() % 100'000'000'000'000ULL));
     c[11].AppendDate(19000 + g.Pick(2000));
     c[12].AppendBool(g.Chance(50));
     Uuid u;

@@ -42,10 +42,9 @@ void ExpectSame(const Bundle& a, const Bundle& b) {
   auto ra = BundleRows(a), rb = BundleRows(b);
   for (size_t r = 0; r < ra.size(); ++r) {
     for (size_t c = 0; c < ra[r].size(); ++c) {
-      ASSERT_EQ(ra[r][c], rb[r][c]) << "row " << r << " column " << c << " ("
-                                    << LogicalTypeName(a.columns[c].type())
-                                    << "): " << ra[r][c].ToString() << " vs "
-                                    << rb[r][c].ToString();
+      ASSERT_EQ(ra[r][c], rb[r][c])
+          << "row " << r << " column " << c << " (" << LogicalTypeName(a.columns[c].type())
+          << "): " << ra[r][c].ToString() << " vs " << rb[r][c].ToString();
     }
   }
 }

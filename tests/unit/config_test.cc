@@ -27,8 +27,8 @@ EnvLookup Env(std::map<std::string, std::string> m) {
 
 TEST(Config, FlagsBeatEnvBeatDefaults) {
   const char* argv[] = {"x", "--bundle-size=500", "run", "--verbose", "--idle", "250ms", "file"};
-  auto c = Config::Load(Specs(), 7, argv, Env({{"NATS_URL", "nats://n:1"},
-                                               {"DBS_BUNDLE_SIZE", "7"}}));
+  auto c =
+      Config::Load(Specs(), 7, argv, Env({{"NATS_URL", "nats://n:1"}, {"DBS_BUNDLE_SIZE", "7"}}));
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->GetString("nats-url"), "nats://n:1");
   EXPECT_EQ(*c->GetInt("bundle-size", 1, 100000), 500);

@@ -11,8 +11,7 @@ TEST(DuckDb, CApiRunsAQuery) {
   ASSERT_EQ(duckdb_open(nullptr, &db), DuckDBSuccess);
   ASSERT_EQ(duckdb_connect(db, &con), DuckDBSuccess);
   duckdb_result res;
-  ASSERT_EQ(duckdb_query(con, "SELECT 40 + 2 AS answer, 'dbstreams' AS name", &res),
-            DuckDBSuccess);
+  ASSERT_EQ(duckdb_query(con, "SELECT 40 + 2 AS answer, 'dbstreams' AS name", &res), DuckDBSuccess);
   EXPECT_EQ(duckdb_column_count(&res), 2u);
   EXPECT_EQ(duckdb_value_int64(&res, 0, 0), 42);
   char* name = duckdb_value_varchar(&res, 1, 0);

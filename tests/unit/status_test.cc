@@ -1,5 +1,5 @@
-#include "core/result.h"
 #include "core/status.h"
+#include "core/result.h"
 
 #include <gtest/gtest.h>
 

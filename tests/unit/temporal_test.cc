@@ -19,9 +19,9 @@ TEST(Temporal, CivilDaysRoundTripOverAWideRange) {
 }
 
 TEST(Temporal, DatesFormatAndParseLikePostgres) {
-  const char* cases[] = {"2024-02-29", "1970-01-01", "0001-01-01", "0044-03-15 BC",
+  const char* cases[] = {"2024-02-29",    "1970-01-01",    "0001-01-01", "0044-03-15 BC",
                          "4713-11-24 BC", "5874897-12-31", "9999-12-31", "infinity",
-                         "-infinity", "0000-00-00", "2020-00-15", "2020-05-00"};
+                         "-infinity",     "0000-00-00",    "2020-00-15", "2020-05-00"};
   for (const char* c : cases) {
     auto d = ParseDate(c);
     ASSERT_TRUE(d.ok()) << c << ": " << d.status().ToString();
@@ -45,10 +45,16 @@ TEST(Temporal, ZeroDatesNeverCollideWithRealDates) {
 }
 
 TEST(Temporal, TimestampsKeepMicrosecondsAndSpecials) {
-  const char* cases[] = {"2024-02-29 13:45:00", "2024-02-29 13:45:00.123456",
-                         "1969-12-31 23:59:59.999999", "0001-01-01 00:00:00",
-                         "0044-03-15 12:00:00 BC", "294276-12-31 23:59:59.999999",
-                         "0000-00-00 00:00:00", "2021-00-00 10:11:12.5", "infinity", "-infinity"};
+  const char* cases[] = {"2024-02-29 13:45:00",
+                         "2024-02-29 13:45:00.123456",
+                         "1969-12-31 23:59:59.999999",
+                         "0001-01-01 00:00:00",
+                         "0044-03-15 12:00:00 BC",
+                         "294276-12-31 23:59:59.999999",
+                         "0000-00-00 00:00:00",
+                         "2021-00-00 10:11:12.5",
+                         "infinity",
+                         "-infinity"};
   for (const char* c : cases) {
     auto t = ParseTimestamp(c);
     ASSERT_TRUE(t.ok()) << c << ": " << t.status().ToString();
