@@ -1,0 +1,238 @@
+#include "config/connection.h"
+
+#include <nlohmann/json.hpp>
+
+namespace dbs {
+
+std::string_view EngineName(Engine e) { return e == Engine::kMysql ? "mysql" : "postgres"; }
+
+namespace {
+
+int Hex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+Result<std::string> PercentDecode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+      continue;
+    }
+    if (i + 2 >= s.size() || Hex(s[i + 1]) < 0 || Hex(s[i + 2]) < 0) {
+      return Status::InvalidArgument("bad percent-escape in connection URL");
+    }
+    out += static_cast<char>(Hex(s[i + 1]) * 16 + Hex(s[i + 2]));
+    i += 2;
+  }
+  return out;
+}
+
+std::string NormalizeSslMode(std::string m) {
+  std::string lower;
+  for (char c : m) lower += static_cast<char>(c == '_' ? '-' : std::tolower(c));
+  if (lower == "disabled") return "disable";
+  if (lower == "preferred") return "prefer";
+  if (lower == "required") return "require";
+  if (lower == "verify-identity") return "verify-full";
+  return lower;
+}
+
+bool ValidSslMode(const std::string& m) {
+  return m.empty() || m == "disable" || m == "allow" || m == "prefer" || m == "require" ||
+         m == "verify-ca" || m == "verify-full";
+}
+
+std::string QuoteConninfo(const std::string& v) {
+  std::string out = "'";
+  for (char c : v) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+}  // namespace
+
+Result<ConnectionConfig> ParseConnectionUrl(const std::string& url) {
+  ConnectionConfig c;
+  size_t sep = url.find("://");
+  if (sep == std::string::npos) {
+    return Status::InvalidArgument(
+        "connection URL must start with mysql://, mariadb://, postgres:// or postgresql://");
+  }
+  std::string scheme = url.substr(0, sep);
+  if (scheme == "mysql" || scheme == "mariadb") {
+    c.engine = Engine::kMysql;
+  } else if (scheme == "postgres" || scheme == "postgresql") {
+    c.engine = Engine::kPostgres;
+  } else {
+    return Status::InvalidArgument("unsupported connection scheme '" + scheme +
+                                   "://' (use mysql://, mariadb://, postgres://)");
+  }
+  std::string rest = url.substr(sep + 3);
+  std::string query;
+  if (size_t q = rest.find('?'); q != std::string::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  std::string path;
+  if (size_t slash = rest.find('/'); slash != std::string::npos) {
+    path = rest.substr(slash + 1);
+    rest = rest.substr(0, slash);
+  }
+  if (size_t at = rest.rfind('@'); at != std::string::npos) {
+    std::string userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    size_t colon = userinfo.find(':');
+    DBS_ASSIGN_OR_RETURN(c.user, PercentDecode(userinfo.substr(0, colon)));
+    if (colon != std::string::npos) {
+      DBS_ASSIGN_OR_RETURN(c.password, PercentDecode(userinfo.substr(colon + 1)));
+    }
+  }
+  std::string hostport = rest;
+  if (!hostport.empty() && hostport[0] == '[') {  // [ipv6]:port
+    size_t close = hostport.find(']');
+    if (close == std::string::npos) return Status::InvalidArgument("bad IPv6 host in URL");
+    c.host = hostport.substr(1, close - 1);
+    hostport = hostport.substr(close + 1);
+    if (!hostport.empty() && hostport[0] == ':')
+      hostport = hostport.substr(1);
+    else
+      hostport.clear();
+  } else if (size_t colon = hostport.rfind(':'); colon != std::string::npos) {
+    c.host = hostport.substr(0, colon);
+    hostport = hostport.substr(colon + 1);
+  } else {
+    c.host = hostport;
+    hostport.clear();
+  }
+  if (c.host.empty()) c.host = "127.0.0.1";
+  if (!hostport.empty()) {
+    int port = 0;
+    for (char ch : hostport) {
+      if (ch < '0' || ch > '9' || port > 65535) {
+        return Status::InvalidArgument("bad port '" + hostport + "' in connection URL");
+      }
+      port = port * 10 + (ch - '0');
+    }
+    if (port < 1 || port > 65535) {
+      return Status::InvalidArgument("bad port '" + hostport + "' in connection URL");
+    }
+    c.port = port;
+  }
+  DBS_ASSIGN_OR_RETURN(c.database, PercentDecode(path));
+  size_t pos = 0;
+  while (pos < query.size()) {
+    size_t amp = query.find('&', pos);
+    if (amp == std::string::npos) amp = query.size();
+    std::string kv = query.substr(pos, amp - pos);
+    pos = amp + 1;
+    if (kv.empty()) continue;
+    size_t eq = kv.find('=');
+    std::string k = kv.substr(0, eq);
+    DBS_ASSIGN_OR_RETURN(std::string v,
+                         PercentDecode(eq == std::string::npos ? "" : kv.substr(eq + 1)));
+    if (k == "sslmode" || k == "ssl-mode" || k == "ssl_mode") {
+      c.ssl.mode = NormalizeSslMode(v);
+    } else if (k == "sslrootcert" || k == "ssl-ca" || k == "sslca") {
+      c.ssl.ca = v;
+    } else if (k == "sslcert" || k == "ssl-cert") {
+      c.ssl.cert = v;
+    } else if (k == "sslkey" || k == "ssl-key") {
+      c.ssl.key = v;
+    } else if (k == "password") {
+      c.password = v;
+    } else {
+      c.params[k] = v;
+    }
+  }
+  if (!ValidSslMode(c.ssl.mode)) {
+    return Status::InvalidArgument("unknown SSL mode '" + c.ssl.mode +
+                                   "' (disable, prefer, require, verify-ca, verify-full)");
+  }
+  return c;
+}
+
+Result<ConnectionConfig> ParseConnection(const nlohmann::json& j, const std::string& path) {
+  if (j.is_string()) {
+    auto c = ParseConnectionUrl(j.get<std::string>());
+    if (!c.ok()) return c.status().WithContext(path);
+    return c;
+  }
+  if (!j.is_object()) {
+    return Status::InvalidArgument(path + " must be a connection URL or an object with \"url\"");
+  }
+  auto it = j.find("url");
+  if (it == j.end() || !it->is_string()) {
+    return Status::InvalidArgument(path + ".url is required (e.g. postgres://user@host/db)");
+  }
+  auto c = ParseConnectionUrl(it->get<std::string>());
+  if (!c.ok()) return c.status().WithContext(path + ".url");
+  for (const auto& [k, v] : j.items()) {
+    if (k == "url") continue;
+    if (k == "password" || k == "user" || k == "database") {
+      if (!v.is_string()) return Status::InvalidArgument(path + "." + k + " must be a string");
+      (k == "password" ? c->password : k == "user" ? c->user : c->database) = v.get<std::string>();
+    } else if (k == "ssl") {
+      if (!v.is_object()) return Status::InvalidArgument(path + ".ssl must be an object");
+      for (const auto& [sk, sv] : v.items()) {
+        if (!sv.is_string()) {
+          return Status::InvalidArgument(path + ".ssl." + sk + " must be a string");
+        }
+        std::string s = sv.get<std::string>();
+        if (sk == "mode") {
+          c->ssl.mode = NormalizeSslMode(s);
+          if (!ValidSslMode(c->ssl.mode)) {
+            return Status::InvalidArgument(path + ".ssl.mode '" + s + "' is not a known mode");
+          }
+        } else if (sk == "ca") {
+          c->ssl.ca = s;
+        } else if (sk == "cert") {
+          c->ssl.cert = s;
+        } else if (sk == "key") {
+          c->ssl.key = s;
+        } else {
+          return Status::InvalidArgument(path + ".ssl." + sk +
+                                         " is not a known field (mode, ca, cert, key)");
+        }
+      }
+    } else {
+      return Status::InvalidArgument(path + "." + k +
+                                     " is not a known field (url, user, password, database, ssl)");
+    }
+  }
+  return c;
+}
+
+std::string ConnectionConfig::Redacted() const {
+  std::string out(EngineName(engine));
+  out += "://";
+  if (!user.empty()) out += user + "@";
+  out += host + ":" + std::to_string(EffectivePort()) + "/" + database;
+  return out;
+}
+
+std::string ConnectionConfig::LibpqConninfo(bool replication) const {
+  std::string s = "host=" + QuoteConninfo(host) + " port=" + std::to_string(EffectivePort());
+  if (!user.empty()) s += " user=" + QuoteConninfo(user);
+  if (!password.empty()) s += " password=" + QuoteConninfo(password);
+  s += " dbname=" + QuoteConninfo(database.empty() ? "postgres" : database);
+  if (!ssl.mode.empty()) s += " sslmode=" + QuoteConninfo(ssl.mode);
+  if (!ssl.ca.empty()) s += " sslrootcert=" + QuoteConninfo(ssl.ca);
+  if (!ssl.cert.empty()) s += " sslcert=" + QuoteConninfo(ssl.cert);
+  if (!ssl.key.empty()) s += " sslkey=" + QuoteConninfo(ssl.key);
+  if (replication) s += " replication=database";
+  s += " application_name='dbstreams' connect_timeout=10";
+  for (const auto& [k, v] : params) {
+    if (k == "connect_timeout" || k == "application_name" || k == "options") {
+      s += " " + k + "=" + QuoteConninfo(v);
+    }
+  }
+  return s;
+}
+
+}  // namespace dbs

@@ -1,0 +1,58 @@
+// Connection settings for sources and targets, from a URL or a JSON object.
+//
+//   mysql://user:pass@host:3306/db?ssl-mode=REQUIRED&ssl-ca=/path/ca.pem
+//   mariadb://...                       (same as mysql://)
+//   postgres://user:pass@host:5432/db?sslmode=verify-full&sslrootcert=/path/ca.pem
+//   postgresql://...                    (same as postgres://)
+//   {"url": "...", "password": "...", "ssl": {"mode": "require", "ca": "...", "cert": "...",
+//    "key": "..."}}
+//
+// The password never appears in ToString()/Redacted() output. Percent-escapes in user,
+// password and database are decoded.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/result.h"
+
+namespace dbs {
+
+enum class Engine { kMysql, kPostgres };
+
+struct SslSettings {
+  // PostgreSQL sslmode names: disable, allow, prefer, require, verify-ca, verify-full.
+  // MySQL ssl-mode names are mapped onto them (DISABLED, PREFERRED, REQUIRED, VERIFY_CA,
+  // VERIFY_IDENTITY).
+  std::string mode;  // empty: the client library's default
+  std::string ca;
+  std::string cert;
+  std::string key;
+};
+
+struct ConnectionConfig {
+  Engine engine = Engine::kPostgres;
+  std::string host = "127.0.0.1";
+  int port = 0;  // 0: the engine's default
+  std::string user;
+  std::string password;
+  std::string database;
+  SslSettings ssl;
+  std::map<std::string, std::string> params;  // other URL query parameters
+
+  int EffectivePort() const { return port != 0 ? port : (engine == Engine::kMysql ? 3306 : 5432); }
+  // "postgres://user@host:5432/db" — without the password.
+  std::string Redacted() const;
+  // libpq keyword/value connection string (engine must be kPostgres), values quoted.
+  std::string LibpqConninfo(bool replication = false) const;
+};
+
+Result<ConnectionConfig> ParseConnectionUrl(const std::string& url);
+// Accepts a URL string or an object (see above). `path` names the field in errors.
+Result<ConnectionConfig> ParseConnection(const nlohmann::json& j, const std::string& path);
+
+std::string_view EngineName(Engine e);
+
+}  // namespace dbs

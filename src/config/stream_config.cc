@@ -1,0 +1,301 @@
+#include "config/stream_config.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace dbs {
+
+using nlohmann::json;
+
+std::string_view StreamModeName(StreamMode m) {
+  switch (m) {
+    case StreamMode::kLoad:
+      return "load";
+    case StreamMode::kCdc:
+      return "cdc";
+    case StreamMode::kLoadCdc:
+      return "load+cdc";
+  }
+  return "load";
+}
+
+std::string_view SchemaPolicyName(SchemaPolicy p) {
+  switch (p) {
+    case SchemaPolicy::kFailIfExists:
+      return "fail_if_exists";
+    case SchemaPolicy::kCreateMissing:
+      return "create_missing";
+    case SchemaPolicy::kDropAndRecreate:
+      return "drop_and_recreate";
+    case SchemaPolicy::kValidateExisting:
+      return "validate_existing";
+  }
+  return "create_missing";
+}
+
+std::string_view WriteModeName(WriteMode m) {
+  switch (m) {
+    case WriteMode::kAppend:
+      return "append";
+    case WriteMode::kTruncateAndLoad:
+      return "truncate_and_load";
+    case WriteMode::kUpsert:
+      return "upsert";
+    case WriteMode::kFailIfNotEmpty:
+      return "fail_if_not_empty";
+  }
+  return "append";
+}
+
+namespace {
+
+bool Glob(std::string_view p, std::string_view s) {
+  size_t pi = 0, si = 0, star = std::string_view::npos, mark = 0;
+  while (si < s.size()) {
+    if (pi < p.size() && (p[pi] == '?' || p[pi] == s[si])) {
+      ++pi;
+      ++si;
+    } else if (pi < p.size() && p[pi] == '*') {
+      star = pi++;
+      mark = si;
+    } else if (star != std::string_view::npos) {
+      pi = star + 1;
+      si = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '*') ++pi;
+  return pi == p.size();
+}
+
+// Checks that an object has only the listed keys.
+Status OnlyKeys(const json& j, const std::string& path, std::initializer_list<const char*> keys) {
+  std::set<std::string> allowed(keys.begin(), keys.end());
+  for (const auto& [k, v] : j.items()) {
+    if (!allowed.count(k)) {
+      std::string list;
+      for (const char* a : keys) list += (list.empty() ? "" : ", ") + std::string(a);
+      return Status::InvalidArgument((path.empty() ? "" : path + ".") + k +
+                                     " is not a known field (known: " + list + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+std::string P(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+Status GetString(const json& j, const std::string& path, const char* key, std::string* out) {
+  auto it = j.find(key);
+  if (it == j.end()) return Status::Ok();
+  if (!it->is_string()) return Status::InvalidArgument(P(path, key) + " must be a string");
+  *out = it->get<std::string>();
+  return Status::Ok();
+}
+
+Status GetBool(const json& j, const std::string& path, const char* key, bool* out) {
+  auto it = j.find(key);
+  if (it == j.end()) return Status::Ok();
+  if (!it->is_boolean()) return Status::InvalidArgument(P(path, key) + " must be true or false");
+  *out = it->get<bool>();
+  return Status::Ok();
+}
+
+Status GetUInt(const json& j, const std::string& path, const char* key, uint64_t min, uint64_t max,
+               uint64_t* out) {
+  auto it = j.find(key);
+  if (it == j.end()) return Status::Ok();
+  if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<int64_t>() >= 0)) {
+    return Status::InvalidArgument(P(path, key) + " must be a non-negative integer");
+  }
+  uint64_t v = it->get<uint64_t>();
+  if (v < min || v > max) {
+    return Status::InvalidArgument(P(path, key) + " must be between " + std::to_string(min) +
+                                   " and " + std::to_string(max) + " (got " + std::to_string(v) +
+                                   ")");
+  }
+  *out = v;
+  return Status::Ok();
+}
+
+Status GetStrings(const json& j, const std::string& path, const char* key,
+                  std::vector<std::string>* out) {
+  auto it = j.find(key);
+  if (it == j.end()) return Status::Ok();
+  if (!it->is_array())
+    return Status::InvalidArgument(P(path, key) + " must be an array of strings");
+  for (const json& e : *it) {
+    if (!e.is_string() || e.get<std::string>().empty()) {
+      return Status::InvalidArgument(P(path, key) + " must be an array of non-empty strings");
+    }
+    out->push_back(e.get<std::string>());
+  }
+  return Status::Ok();
+}
+
+template <typename E>
+Status GetEnum(const json& j, const std::string& path, const char* key,
+               std::initializer_list<std::pair<const char*, E>> names, E* out) {
+  std::string v;
+  DBS_RETURN_IF_ERROR(GetString(j, path, key, &v));
+  if (!j.contains(key)) return Status::Ok();
+  std::string list;
+  for (const auto& [n, e] : names) {
+    if (v == n) {
+      *out = e;
+      return Status::Ok();
+    }
+    list += (list.empty() ? "" : ", ") + std::string(n);
+  }
+  return Status::InvalidArgument(P(path, key) + " '" + v + "' is not one of: " + list);
+}
+
+Status ParseSelector(const json& j, const std::string& path, TableSelector* t) {
+  if (j.is_string()) {
+    t->pattern = j.get<std::string>();
+  } else if (j.is_object()) {
+    DBS_RETURN_IF_ERROR(OnlyKeys(j, path, {"name", "columns", "filter", "query", "target"}));
+    DBS_RETURN_IF_ERROR(GetString(j, path, "name", &t->pattern));
+    DBS_RETURN_IF_ERROR(GetStrings(j, path, "columns", &t->columns));
+    DBS_RETURN_IF_ERROR(GetString(j, path, "filter", &t->filter));
+    DBS_RETURN_IF_ERROR(GetString(j, path, "query", &t->query));
+    DBS_RETURN_IF_ERROR(GetString(j, path, "target", &t->target));
+  } else {
+    return Status::InvalidArgument(path + " must be a table name or an object with \"name\"");
+  }
+  if (t->pattern.empty()) return Status::InvalidArgument(path + ".name is required");
+  if (!t->query.empty() && t->pattern.find_first_of("*?") != std::string::npos) {
+    return Status::InvalidArgument(path +
+                                   ": a custom query needs a plain table name, not a pattern");
+  }
+  if (!t->query.empty() && !t->filter.empty()) {
+    return Status::InvalidArgument(path + ": use either query or filter, not both");
+  }
+  return Status::Ok();
+}
+
+bool ValidName(const std::string& n) {
+  if (n.empty() || n.size() > 64) return false;
+  for (char c : n) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool MatchTablePattern(const std::string& pattern, const std::string& schema,
+                       const std::string& table, const std::string& default_schema) {
+  size_t dot = pattern.find('.');
+  std::string ps = dot == std::string::npos ? default_schema : pattern.substr(0, dot);
+  std::string pt = dot == std::string::npos ? pattern : pattern.substr(dot + 1);
+  return Glob(ps, schema) && Glob(pt, table);
+}
+
+Result<StreamConfig> ParseStreamConfig(const json& j) {
+  if (!j.is_object()) return Status::InvalidArgument("the stream config must be a JSON object");
+  DBS_RETURN_IF_ERROR(
+      OnlyKeys(j, "",
+               {"name", "mode", "source", "target", "targetSchema", "tables", "exclude",
+                "dataBundleSize", "schemaPolicy", "writeMode", "structure", "limits", "readers",
+                "splitRows", "compression", "zeroDate", "verify", "keepPartial"}));
+  StreamConfig c;
+  DBS_RETURN_IF_ERROR(GetString(j, "", "name", &c.name));
+  if (!ValidName(c.name)) {
+    return Status::InvalidArgument(
+        "name is required: 1-64 letters, digits, '_' or '-' (it names the JetStream stream)");
+  }
+  DBS_RETURN_IF_ERROR(GetEnum<StreamMode>(
+      j, "", "mode",
+      {{"load", StreamMode::kLoad}, {"cdc", StreamMode::kCdc}, {"load+cdc", StreamMode::kLoadCdc}},
+      &c.mode));
+  if (!j.contains("source")) return Status::InvalidArgument("source is required");
+  if (!j.contains("target")) return Status::InvalidArgument("target is required");
+  DBS_ASSIGN_OR_RETURN(c.source, ParseConnection(j["source"], "source"));
+  DBS_ASSIGN_OR_RETURN(c.target, ParseConnection(j["target"], "target"));
+  DBS_RETURN_IF_ERROR(GetString(j, "", "targetSchema", &c.target_schema));
+  if (auto it = j.find("tables"); it != j.end()) {
+    if (!it->is_array()) return Status::InvalidArgument("tables must be an array");
+    for (size_t i = 0; i < it->size(); ++i) {
+      TableSelector t;
+      DBS_RETURN_IF_ERROR(ParseSelector((*it)[i], "tables[" + std::to_string(i) + "]", &t));
+      c.tables.push_back(std::move(t));
+    }
+  }
+  if (c.tables.empty()) c.tables.push_back(TableSelector{"*", {}, {}, {}, {}});
+  DBS_RETURN_IF_ERROR(GetStrings(j, "", "exclude", &c.exclude));
+  uint64_t v = c.bundle_size;
+  DBS_RETURN_IF_ERROR(GetUInt(j, "", "dataBundleSize", 1, 1'000'000, &v));
+  c.bundle_size = static_cast<uint32_t>(v);
+  DBS_RETURN_IF_ERROR(
+      GetEnum<SchemaPolicy>(j, "", "schemaPolicy",
+                            {{"fail_if_exists", SchemaPolicy::kFailIfExists},
+                             {"create_missing", SchemaPolicy::kCreateMissing},
+                             {"drop_and_recreate", SchemaPolicy::kDropAndRecreate},
+                             {"validate_existing", SchemaPolicy::kValidateExisting}},
+                            &c.schema_policy));
+  DBS_RETURN_IF_ERROR(GetEnum<WriteMode>(j, "", "writeMode",
+                                         {{"append", WriteMode::kAppend},
+                                          {"truncate_and_load", WriteMode::kTruncateAndLoad},
+                                          {"upsert", WriteMode::kUpsert},
+                                          {"fail_if_not_empty", WriteMode::kFailIfNotEmpty}},
+                                         &c.write_mode));
+  if (auto it = j.find("structure"); it != j.end()) {
+    if (!it->is_object()) return Status::InvalidArgument("structure must be an object");
+    DBS_RETURN_IF_ERROR(OnlyKeys(*it, "structure", {"tables", "indexes", "foreignKeys", "checks"}));
+    DBS_RETURN_IF_ERROR(GetBool(*it, "structure", "tables", &c.structure.tables));
+    DBS_RETURN_IF_ERROR(GetBool(*it, "structure", "indexes", &c.structure.indexes));
+    DBS_RETURN_IF_ERROR(GetBool(*it, "structure", "foreignKeys", &c.structure.foreign_keys));
+    DBS_RETURN_IF_ERROR(GetBool(*it, "structure", "checks", &c.structure.checks));
+  }
+  if (auto it = j.find("limits"); it != j.end()) {
+    if (!it->is_object()) return Status::InvalidArgument("limits must be an object");
+    DBS_RETURN_IF_ERROR(OnlyKeys(*it, "limits", {"rows", "events", "seconds"}));
+    DBS_RETURN_IF_ERROR(GetUInt(*it, "limits", "rows", 0, UINT64_MAX, &c.limits.rows));
+    DBS_RETURN_IF_ERROR(GetUInt(*it, "limits", "events", 0, UINT64_MAX, &c.limits.events));
+    uint64_t secs = 0;
+    DBS_RETURN_IF_ERROR(GetUInt(*it, "limits", "seconds", 0, 10ull * 365 * 86400, &secs));
+    c.limits.elapsed = std::chrono::seconds(secs);
+  }
+  uint64_t readers = static_cast<uint64_t>(c.readers);
+  DBS_RETURN_IF_ERROR(GetUInt(j, "", "readers", 1, 64, &readers));
+  c.readers = static_cast<int>(readers);
+  DBS_RETURN_IF_ERROR(GetUInt(j, "", "splitRows", 1000, UINT64_MAX, &c.split_rows));
+  DBS_RETURN_IF_ERROR(GetEnum<Compression>(
+      j, "", "compression",
+      {{"none", Compression::kNone}, {"lz4", Compression::kLz4}, {"zstd", Compression::kZstd}},
+      &c.compression));
+  DBS_RETURN_IF_ERROR(GetEnum<ZeroDatePolicy>(j, "", "zeroDate",
+                                              {{"null", ZeroDatePolicy::kNull},
+                                               {"error", ZeroDatePolicy::kError},
+                                               {"-infinity", ZeroDatePolicy::kNegInfinity}},
+                                              &c.zero_date));
+  DBS_RETURN_IF_ERROR(GetBool(j, "", "verify", &c.verify));
+  DBS_RETURN_IF_ERROR(GetBool(j, "", "keepPartial", &c.keep_partial));
+  if (c.mode != StreamMode::kLoad && c.write_mode == WriteMode::kTruncateAndLoad &&
+      c.mode == StreamMode::kCdc) {
+    return Status::InvalidArgument("writeMode truncate_and_load needs mode load or load+cdc");
+  }
+  return c;
+}
+
+Result<StreamConfig> LoadStreamConfigFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("cannot open stream config " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return Status::InvalidArgument(path + " is not valid JSON");
+  }
+  auto c = ParseStreamConfig(j);
+  if (!c.ok()) return c.status().WithContext(path);
+  return c;
+}
+
+}  // namespace dbs

@@ -1,0 +1,82 @@
+// Stream configuration: what to move, from where to where, and how (docs/stream-config.md).
+//
+// ParseStreamConfig validates untrusted JSON completely: unknown fields, wrong types and
+// out-of-range values are InvalidArgument errors that name the field ("tables[2].columns must
+// be an array of strings"). Nothing is defaulted silently except the documented defaults.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "config/connection.h"
+#include "core/compress.h"
+#include "core/result.h"
+
+namespace dbs {
+
+enum class StreamMode { kLoad, kCdc, kLoadCdc };
+enum class SchemaPolicy { kFailIfExists, kCreateMissing, kDropAndRecreate, kValidateExisting };
+enum class WriteMode { kAppend, kTruncateAndLoad, kUpsert, kFailIfNotEmpty };
+// What a writer does with a MySQL zero date when the target cannot store it.
+enum class ZeroDatePolicy { kNull, kError, kNegInfinity };
+
+std::string_view StreamModeName(StreamMode m);
+std::string_view SchemaPolicyName(SchemaPolicy p);
+std::string_view WriteModeName(WriteMode m);
+
+struct TableSelector {
+  // "schema.table" or "table"; '*' and '?' are wildcards in either part. Without a schema the
+  // source's database (MySQL) or "public" (PostgreSQL) is meant.
+  std::string pattern;
+  std::vector<std::string> columns;  // empty: all columns
+  std::string filter;                // SQL boolean expression on the source (WHERE clause)
+  std::string query;                 // custom SELECT; then `pattern` is the target table name
+  std::string target;                // target table name; empty: the source name
+};
+
+struct StructureOptions {
+  bool tables = true;
+  bool indexes = true;
+  bool foreign_keys = true;
+  bool checks = true;
+};
+
+struct StreamLimits {
+  uint64_t rows = 0;                // stop after this many rows per table (0: no limit)
+  uint64_t events = 0;              // CDC: stop after this many change events
+  std::chrono::seconds elapsed{0};  // stop after this long
+};
+
+struct StreamConfig {
+  std::string name;  // [A-Za-z0-9_-], 1..64 chars
+  StreamMode mode = StreamMode::kLoad;
+  ConnectionConfig source;
+  ConnectionConfig target;
+  std::string target_schema;  // PostgreSQL schema / MySQL database; empty: the source's name
+  std::vector<TableSelector> tables;
+  std::vector<std::string> exclude;  // patterns, as in TableSelector::pattern
+  uint32_t bundle_size = 100;        // rows per bundle
+  SchemaPolicy schema_policy = SchemaPolicy::kCreateMissing;
+  WriteMode write_mode = WriteMode::kAppend;
+  StructureOptions structure;
+  StreamLimits limits;
+  int readers = 2;                // parallel read connections
+  uint64_t split_rows = 250'000;  // tables larger than this are split into chunks of it
+  Compression compression = Compression::kLz4;
+  ZeroDatePolicy zero_date = ZeroDatePolicy::kNull;
+  bool verify = true;         // compare counts and checksums after a load
+  bool keep_partial = false;  // on failure, keep what was written (else drop new tables)
+};
+
+Result<StreamConfig> ParseStreamConfig(const nlohmann::json& j);
+Result<StreamConfig> LoadStreamConfigFile(const std::string& path);
+
+// True when `name` (schema, table) matches `pattern` ("s.t", "t", wildcards '*', '?').
+bool MatchTablePattern(const std::string& pattern, const std::string& schema,
+                       const std::string& table, const std::string& default_schema);
+
+}  // namespace dbs

@@ -1,0 +1,114 @@
+#include "config/stream_config.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace dbs {
+namespace {
+
+using nlohmann::json;
+
+TEST(Connection, ParsesUrls) {
+  auto c =
+      ParseConnectionUrl("mysql://app:p%40ss@db.local:3307/shop?ssl-mode=REQUIRED&ssl-ca=/ca.pem");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->engine, Engine::kMysql);
+  EXPECT_EQ(c->user, "app");
+  EXPECT_EQ(c->password, "p@ss");
+  EXPECT_EQ(c->host, "db.local");
+  EXPECT_EQ(c->port, 3307);
+  EXPECT_EQ(c->database, "shop");
+  EXPECT_EQ(c->ssl.mode, "require");
+  EXPECT_EQ(c->ssl.ca, "/ca.pem");
+  EXPECT_EQ(c->Redacted(), "mysql://app@db.local:3307/shop");
+
+  auto p = ParseConnectionUrl("postgresql://u:it's@[::1]/db?sslmode=verify-full");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->host, "::1");
+  EXPECT_EQ(p->EffectivePort(), 5432);
+  EXPECT_NE(p->LibpqConninfo().find("password='it\\'s'"), std::string::npos);
+
+  EXPECT_FALSE(ParseConnectionUrl("oracle://x").ok());
+  EXPECT_FALSE(ParseConnectionUrl("postgres://h:99999/db").ok());
+  EXPECT_FALSE(ParseConnectionUrl("postgres://h/db?sslmode=sometimes").ok());
+  EXPECT_FALSE(ParseConnectionUrl("no scheme").ok());
+}
+
+json Minimal() {
+  return json{{"name", "s1"},
+              {"source", "mysql://root@127.0.0.1/shop"},
+              {"target", {{"url", "postgres://pg@127.0.0.1/x"}, {"password", "pw"}}}};
+}
+
+TEST(StreamConfig, DefaultsAndFullForm) {
+  auto c = ParseStreamConfig(Minimal());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->bundle_size, 100u);
+  EXPECT_EQ(c->mode, StreamMode::kLoad);
+  EXPECT_EQ(c->schema_policy, SchemaPolicy::kCreateMissing);
+  ASSERT_EQ(c->tables.size(), 1u);
+  EXPECT_EQ(c->tables[0].pattern, "*");
+  EXPECT_EQ(c->target.password, "pw");
+
+  json j = Minimal();
+  j["mode"] = "load+cdc";
+  j["tables"] = json::array(
+      {"orders", json{{"name", "shop.items"}, {"columns", {"id", "sku"}}, {"filter", "id > 10"}}});
+  j["exclude"] = {"shop.tmp_*"};
+  j["dataBundleSize"] = 5000;
+  j["schemaPolicy"] = "drop_and_recreate";
+  j["writeMode"] = "upsert";
+  j["structure"] = {{"foreignKeys", false}};
+  j["limits"] = {{"rows", 10}, {"seconds", 60}};
+  j["compression"] = "zstd";
+  auto f = ParseStreamConfig(j);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->mode, StreamMode::kLoadCdc);
+  EXPECT_EQ(f->tables[1].columns.size(), 2u);
+  EXPECT_EQ(f->tables[1].filter, "id > 10");
+  EXPECT_FALSE(f->structure.foreign_keys);
+  EXPECT_TRUE(f->structure.indexes);
+  EXPECT_EQ(f->limits.elapsed.count(), 60);
+  EXPECT_EQ(f->compression, Compression::kZstd);
+}
+
+TEST(StreamConfig, ErrorsNameTheField) {
+  auto msg = [](json j) { return ParseStreamConfig(j).status().message(); };
+  json j = Minimal();
+  j["dataBundleSize"] = 0;
+  EXPECT_EQ(msg(j), "dataBundleSize must be between 1 and 1000000 (got 0)");
+  j = Minimal();
+  j["writeMode"] = "overwrite";
+  EXPECT_EQ(msg(j),
+            "writeMode 'overwrite' is not one of: append, truncate_and_load, upsert, "
+            "fail_if_not_empty");
+  j = Minimal();
+  j["tables"] = json::array({json{{"name", "t"}, {"columns", "id"}}});
+  EXPECT_EQ(msg(j), "tables[0].columns must be an array of strings");
+  j = Minimal();
+  j["bundleSize"] = 10;
+  EXPECT_NE(msg(j).find("bundleSize is not a known field"), std::string::npos);
+  j = Minimal();
+  j["name"] = "bad name; drop";
+  EXPECT_NE(msg(j).find("name is required"), std::string::npos);
+  j = Minimal();
+  j.erase("target");
+  EXPECT_EQ(msg(j), "target is required");
+  j = Minimal();
+  j["source"] = {{"url", "mysql://h/db"}, {"ssl", {{"mode", "maybe"}}}};
+  EXPECT_EQ(msg(j), "source.ssl.mode 'maybe' is not a known mode");
+}
+
+TEST(StreamConfig, TablePatterns) {
+  EXPECT_TRUE(MatchTablePattern("*", "shop", "orders", "shop"));
+  EXPECT_FALSE(MatchTablePattern("*", "other", "orders", "shop"));
+  EXPECT_TRUE(MatchTablePattern("*.*", "other", "orders", "shop"));
+  EXPECT_TRUE(MatchTablePattern("shop.ord*", "shop", "orders", "x"));
+  EXPECT_TRUE(MatchTablePattern("shop.order?", "shop", "orders", "x"));
+  EXPECT_FALSE(MatchTablePattern("shop.order?", "shop", "order", "x"));
+  EXPECT_TRUE(MatchTablePattern("orders", "public", "orders", "public"));
+}
+
+}  // namespace
+}  // namespace dbs
