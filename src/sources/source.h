@@ -1,0 +1,96 @@
+// Source: reads table structure and consistent snapshots of rows from a database.
+//
+// Contract:
+//  - A Source owns one control connection; it is used from one thread.
+//  - BeginSnapshot() pins a consistent view of the whole database and records the source
+//    position at that point (for a CDC hand-off without gap or duplicate). The returned
+//    Snapshot is thread-safe for OpenReader(): each reader gets its own connection that sees
+//    exactly the pinned view, so chunks of tables can be read in parallel.
+//  - A RowReader streams rows: memory stays bounded by the bundle limits, whatever the table
+//    size. It is used from one thread.
+//  - Errors name the object (table, column) and say what to do; connection loss is retryable.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/connection.h"
+#include "core/bundle.h"
+#include "core/result.h"
+#include "core/schema.h"
+
+namespace dbs {
+
+struct TableRef {
+  std::string schema;
+  std::string name;
+  std::string QualifiedName() const { return schema.empty() ? name : schema + "." + name; }
+  friend bool operator==(const TableRef&, const TableRef&) = default;
+};
+
+// The source position a snapshot or change corresponds to: a PostgreSQL LSN, a MySQL GTID set
+// or a binlog file/offset. Kept as the source prints it; `kind` says which.
+struct SourcePosition {
+  enum class Kind { kNone, kPgLsn, kMysqlGtid, kMysqlFilePos } kind = Kind::kNone;
+  std::string value;  // "0/16B3748", "0-1-42" / "uuid:1-42", "binlog.000003:1234"
+};
+
+// A half-open primary-key range [lower, upper) of a single-column integer key; either end
+// may be open. Tables without such a key are read as one chunk.
+struct KeyRange {
+  std::string column;
+  std::optional<int64_t> lower;
+  std::optional<int64_t> upper;
+};
+
+// What one reader reads: a table (optionally a chunk of it), or a custom query.
+struct ReadSpec {
+  TableSchema table;              // as described; `columns` limits what is read
+  std::vector<std::string> columns;  // names to read, in this order; empty: all
+  std::string filter;             // SQL boolean expression, the user's; empty: none
+  std::string query;              // custom SELECT instead of the table; empty: none
+  std::optional<KeyRange> range;  // chunk bounds; empty: the whole table
+  uint64_t limit = 0;             // at most this many rows (0: all)
+};
+
+class RowReader {
+ public:
+  virtual ~RowReader() = default;
+  // Appends up to max_rows rows (fewer when the rows' bytes reach max_bytes) to *out, whose
+  // columns match the read columns' logical types. Returns false once the rows are exhausted
+  // (possibly after appending the last ones).
+  virtual Result<bool> Next(Bundle* out, size_t max_rows, size_t max_bytes) = 0;
+};
+
+class Snapshot {
+ public:
+  virtual ~Snapshot() = default;
+  virtual const SourcePosition& position() const = 0;
+  // Thread-safe. Opens a reader on its own connection bound to this snapshot.
+  virtual Result<std::unique_ptr<RowReader>> OpenReader(const ReadSpec& spec) = 0;
+};
+
+class Source {
+ public:
+  // Picks the implementation by engine (mysql/mariadb, postgres).
+  static Result<std::unique_ptr<Source>> Open(const ConnectionConfig& config);
+  virtual ~Source() = default;
+
+  // Base tables (not views) of the database, schemas excluding system ones.
+  virtual Result<std::vector<TableRef>> ListTables() = 0;
+  // The schema a table name without a schema part refers to ("public", or the database).
+  virtual std::string DefaultSchema() const = 0;
+  virtual Result<TableSchema> Describe(const TableRef& table) = 0;
+  // Describes the result columns of a custom query (name taken from `name`).
+  virtual Result<TableSchema> DescribeQuery(const std::string& query, const TableRef& name) = 0;
+  // Chunk ranges of about `rows_per_chunk` rows; one open range when the table has no
+  // single-column integer primary key or is small.
+  virtual Result<std::vector<KeyRange>> Split(const TableSchema& table, uint64_t rows_per_chunk) = 0;
+  // Pins a consistent snapshot for up to `max_readers` parallel readers.
+  virtual Result<std::unique_ptr<Snapshot>> BeginSnapshot(int max_readers) = 0;
+};
+
+}  // namespace dbs
