@@ -121,6 +121,16 @@ class NatsConnection {
                       const std::vector<std::pair<std::string, std::string>>& headers = {});
   Status WaitPublished(std::chrono::milliseconds timeout);
 
+  // The newest message stored on `subject` in `stream`; NotFound when there is none.
+  Result<std::string> GetLastMessage(const std::string& stream, const std::string& subject);
+
+  struct ConsumerState {
+    uint64_t num_pending = 0;      // not yet delivered
+    int64_t num_ack_pending = 0;   // delivered, not yet acknowledged
+    int64_t num_redelivered = 0;
+  };
+  Result<ConsumerState> GetConsumerState(const std::string& stream, const std::string& durable);
+
   // Core NATS (not persisted): control messages, heartbeats, logs.
   Status PublishCore(std::string_view subject, std::string_view data);
   Status Flush(std::chrono::milliseconds timeout);
