@@ -276,6 +276,37 @@ Status NatsConnection::Flush(std::chrono::milliseconds timeout) {
   return FromNats(natsConnection_FlushTimeout(nc_, timeout.count()), "flush");
 }
 
+// --- Subscription ----------------------------------------------------------------------------
+
+Result<std::unique_ptr<Subscription>> Subscription::Create(NatsConnection* conn,
+                                                           const std::string& subject,
+                                                           Handler handler) {
+  std::unique_ptr<Subscription> s(new Subscription());
+  s->handler_ = std::move(handler);
+  DBS_RETURN_IF_ERROR(FromNats(natsConnection_Subscribe(&s->sub_, conn->raw(), subject.c_str(),
+                                                        &Subscription::OnMessage, s.get()),
+                               "subscribing to " + subject));
+  return s;
+}
+
+void Subscription::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
+  auto* self = static_cast<Subscription*>(closure);
+  self->handler_(natsMsg_GetSubject(msg),
+                 std::string_view(natsMsg_GetData(msg),
+                                  static_cast<size_t>(natsMsg_GetDataLength(msg))));
+  natsMsg_Destroy(msg);
+}
+
+Subscription::~Subscription() {
+  if (sub_ != nullptr) {
+    // Drain, then wait: no callback runs after this, so `handler_` outlives every call.
+    if (natsSubscription_Drain(sub_) == NATS_OK) {
+      natsSubscription_WaitForDrainCompletion(sub_, 2000);
+    }
+    natsSubscription_Destroy(sub_);
+  }
+}
+
 // --- PullConsumer ----------------------------------------------------------------------------
 
 Result<std::unique_ptr<PullConsumer>> PullConsumer::Create(NatsConnection* conn,

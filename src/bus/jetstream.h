@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -143,6 +144,24 @@ class NatsConnection {
   natsConnection* nc_ = nullptr;
   jsCtx* js_ = nullptr;
   std::chrono::milliseconds request_timeout_{5000};
+};
+
+// A core NATS subscription delivering to a callback on libnats' thread; unsubscribes when
+// destroyed. The callback must be thread-safe with respect to the owner's other threads.
+class Subscription {
+ public:
+  using Handler = std::function<void(std::string_view subject, std::string_view data)>;
+  static Result<std::unique_ptr<Subscription>> Create(NatsConnection* conn,
+                                                      const std::string& subject, Handler handler);
+  ~Subscription();
+  Subscription(const Subscription&) = delete;
+  Subscription& operator=(const Subscription&) = delete;
+
+ private:
+  Subscription() = default;
+  static void OnMessage(natsConnection* nc, natsSubscription* sub, natsMsg* msg, void* closure);
+  natsSubscription* sub_ = nullptr;
+  Handler handler_;
 };
 
 class PullConsumer {
