@@ -734,6 +734,7 @@ Result<std::vector<std::string>> ResolveTypes(const TableSchema& t, Dialect targ
   }
   if (target != Dialect::kMysql || source == Dialect::kMysql) return types;
 
+  const std::vector<std::string> unkeyed = types;
   std::vector<bool> in_key(t.columns.size(), false);
   for (const std::vector<int>& key : MysqlFullKeys(t)) {
     // Water-filling: fixed parts keep their size, string parts share the rest.
@@ -769,10 +770,14 @@ Result<std::vector<std::string>> ResolveTypes(const TableSchema& t, Dialect targ
         continue;
       }
       const uint32_t n = textual ? share / 4 : share;
-      const std::string was = types[i];
       types[i] = (textual ? "varchar(" : "varbinary(") + std::to_string(n) + ")";
       budget -= textual ? n * 4 : n;
-      Warn(o, Where(t, c) + ": part of a key, so created as " + types[i] + " instead of " + was +
+    }
+  }
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (types[i] != unkeyed[i]) {
+      Warn(o, Where(t, t.columns[i]) + ": part of a key, so created as " + types[i] +
+                  " instead of " + unkeyed[i] +
                   " (MySQL indexes at most 3072 bytes); longer values fail at write time");
     }
   }
@@ -957,7 +962,7 @@ Result<std::string> CreateTableSql(const TableSchema& t, Dialect target, Dialect
         DBS_RETURN_IF_ERROR(
             CheckSqlFragment(*c.generated_expr, target, "generation expression of " + where));
         generated = true;
-        def += " GENERATED ALWAYS AS (" + *c.generated_expr + ")";
+        def += " GENERATED ALWAYS AS " + WrapInParens(*c.generated_expr, !pg);
         def += pg || c.generated_stored ? " STORED" : " VIRTUAL";
       } else {
         Warn(o, where + ": generated column created as a plain column (its expression is " +
