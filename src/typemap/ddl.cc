@@ -675,7 +675,14 @@ Result<std::optional<std::string>> TargetDefaultImpl(const Column& c, std::strin
   if (source == Dialect::kPostgres && IsNextval(d)) {
     return std::optional<std::string>();  // becomes identity / AUTO_INCREMENT
   }
-  if (target == source) return std::optional<std::string>(d);
+  if (target == source) {
+    // MariaDB takes literal defaults on TEXT/BLOB/JSON; MySQL 8 only parenthesized expressions,
+    // which MariaDB accepts too.
+    if (target == Dialect::kMysql && MysqlNeedsExpressionDefault(MysqlBaseName(type))) {
+      return std::optional<std::string>(WrapInParens(d));
+    }
+    return std::optional<std::string>(d);
+  }
   std::string why;
   std::optional<std::string> out = target == Dialect::kPostgres ? MysqlDefaultToPg(c, type, &why)
                                                                 : PgDefaultToMysql(c, type, &why);
@@ -721,6 +728,42 @@ bool IsMysqlTextual(const Column& c) {
   return c.type != LogicalType::kBytes && c.type != LogicalType::kGeometry;
 }
 
+bool IsMysqlStringBase(std::string_view base) {
+  return base == "varchar" || base == "char" || base == "varbinary" || base == "binary";
+}
+
+// Splits MySQL's key budget among the parts of one key. `wants` holds each part's bytes and
+// `flexible` marks the string parts, which may be shortened: fixed parts keep their size, string
+// parts wanting no more than an equal share of the rest keep it, the others split what is left.
+// Returns each part's allowance in bytes.
+Result<std::vector<uint32_t>> FitKey(const std::vector<uint32_t>& wants,
+                                     const std::vector<bool>& flexible, const std::string& what) {
+  std::vector<uint32_t> out = wants;
+  uint64_t fixed = 0;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < wants.size(); ++i) {
+    if (flexible[i]) {
+      order.push_back(i);
+    } else {
+      fixed += wants[i];
+    }
+  }
+  if (order.empty()) return out;
+  if (fixed + 16 * order.size() > kMysqlMaxKeyBytes) {
+    return Status::FailedPrecondition(what + " is too wide for MySQL's 3072-byte index limit");
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return wants[a] < wants[b]; });
+  uint32_t budget = kMysqlMaxKeyBytes - static_cast<uint32_t>(fixed);
+  size_t left = order.size();
+  for (size_t i : order) {
+    const uint32_t share = budget / static_cast<uint32_t>(left--);
+    out[i] = std::min(wants[i], share);
+    budget -= out[i];
+  }
+  return out;
+}
+
 // Resolves every column's target type. For PostgreSQL -> MySQL, shrinks string columns in full
 // keys to fit the 3072-byte key limit (TEXT becomes varchar) and turns the widest varchars into
 // TEXT when the row would pass 65535 bytes; each change is a warning.
@@ -737,41 +780,24 @@ Result<std::vector<std::string>> ResolveTypes(const TableSchema& t, Dialect targ
   const std::vector<std::string> unkeyed = types;
   std::vector<bool> in_key(t.columns.size(), false);
   for (const std::vector<int>& key : MysqlFullKeys(t)) {
-    // Water-filling: fixed parts keep their size, string parts share the rest.
-    uint32_t fixed = 0;
-    std::vector<std::pair<uint32_t, int>> strings;  // (bytes wanted, column)
+    std::vector<uint32_t> wants;
+    std::vector<bool> flexible;
     for (int i : key) {
       in_key[i] = true;
-      const std::string base = MysqlBaseName(types[i]);
       bool lob = false;
-      uint32_t bytes = MysqlBytes(types[i], &lob);
-      const bool is_string =
-          lob || base == "varchar" || base == "char" || base == "varbinary" || base == "binary";
-      if (!is_string) {
-        fixed += bytes;
-      } else {
-        strings.emplace_back(lob ? UINT32_MAX : bytes, i);
-      }
+      const uint32_t bytes = MysqlBytes(types[i], &lob);
+      const bool is_string = lob || IsMysqlStringBase(MysqlBaseName(types[i]));
+      wants.push_back(lob ? UINT32_MAX : bytes);
+      flexible.push_back(is_string);
     }
-    if (strings.empty()) continue;
-    if (fixed + 16 * strings.size() > kMysqlMaxKeyBytes) {
-      return Status::FailedPrecondition("a key of table " + t.QualifiedName() +
-                                        " is too wide for MySQL's 3072-byte index limit");
-    }
-    std::sort(strings.begin(), strings.end());
-    uint32_t budget = kMysqlMaxKeyBytes - fixed;
-    size_t left = strings.size();
-    for (auto [want, i] : strings) {
-      const uint32_t share = budget / static_cast<uint32_t>(left--);
-      const Column& c = t.columns[i];
-      const bool textual = IsMysqlTextual(c);
-      if (want <= share) {
-        budget -= want;
-        continue;
-      }
-      const uint32_t n = textual ? share / 4 : share;
-      types[i] = (textual ? "varchar(" : "varbinary(") + std::to_string(n) + ")";
-      budget -= textual ? n * 4 : n;
+    DBS_ASSIGN_OR_RETURN(std::vector<uint32_t> allowed,
+                         FitKey(wants, flexible, "a key of table " + t.QualifiedName()));
+    for (size_t k = 0; k < key.size(); ++k) {
+      if (allowed[k] >= wants[k]) continue;
+      const int i = key[k];
+      const bool textual = IsMysqlTextual(t.columns[i]);
+      types[i] = textual ? "varchar(" + std::to_string(allowed[k] / 4) + ")"
+                         : "varbinary(" + std::to_string(allowed[k]) + ")";
     }
   }
   for (size_t i = 0; i < types.size(); ++i) {
@@ -1186,20 +1212,35 @@ Result<std::string> CreateIndexSql(const TableSchema& t, const Index& ix, Dialec
   if (!pg) {
     DBS_ASSIGN_OR_RETURN(types, ResolveTypes(t, target, source, Silent(o)));
   }
-  size_t lob_parts = 0;
-  for (const IndexColumn& ic : ix.columns) {
-    int i = t.FindColumn(ic.name);
-    bool lob = false;
-    if (i >= 0 && !pg) MysqlBytes(types[i], &lob);
-    if (lob && !ic.prefix_length) ++lob_parts;
+  // MySQL key parts: TEXT/BLOB need a prefix, and string parts are shortened with prefixes
+  // until the key fits 3072 bytes (a unique key's columns already fit, see ResolveTypes).
+  std::vector<std::optional<uint32_t>> prefixes(ix.columns.size());
+  if (!pg && !same && kind != "FULLTEXT " && kind != "SPATIAL ") {
+    std::vector<uint32_t> wants;
+    std::vector<bool> flexible;
+    for (const IndexColumn& ic : ix.columns) {
+      const int i = t.FindColumn(ic.name);
+      bool lob = false;
+      const uint32_t bytes = i < 0 ? 0 : MysqlBytes(types[i], &lob);
+      const bool textual = i >= 0 && IsMysqlTextual(t.columns[i]);
+      const bool is_string = i >= 0 && (lob || IsMysqlStringBase(MysqlBaseName(types[i])));
+      wants.push_back(lob ? kMysqlIndexPrefix * (textual ? 4 : 1) : bytes);
+      flexible.push_back(is_string);
+    }
+    DBS_ASSIGN_OR_RETURN(std::vector<uint32_t> allowed, FitKey(wants, flexible, where));
+    for (size_t k = 0; k < ix.columns.size(); ++k) {
+      const int i = t.FindColumn(ix.columns[k].name);
+      if (i < 0 || !flexible[k]) continue;
+      bool lob = false;
+      MysqlBytes(types[i], &lob);
+      if (!lob && allowed[k] >= wants[k]) continue;
+      prefixes[k] = IsMysqlTextual(t.columns[i]) ? allowed[k] / 4 : allowed[k];
+    }
   }
-  const uint32_t prefix =
-      lob_parts == 0 ? 0
-                     : std::min<uint32_t>(kMysqlIndexPrefix,
-                                          kMysqlMaxKeyBytes / 4 / static_cast<uint32_t>(lob_parts));
 
   std::vector<std::string> parts;
-  for (const IndexColumn& ic : ix.columns) {
+  for (size_t k = 0; k < ix.columns.size(); ++k) {
+    const IndexColumn& ic = ix.columns[k];
     int i = t.FindColumn(ic.name);
     std::string part;
     if (i < 0) {
@@ -1213,13 +1254,11 @@ Result<std::string> CreateIndexSql(const TableSchema& t, const Index& ix, Dialec
         bool lob = false;
         MysqlBytes(types[i], &lob);
         const std::string base = MysqlBaseName(types[i]);
+        if (lob && base == "json") return skip("MySQL cannot index a JSON column directly");
         if (same && ic.prefix_length) {
           part += "(" + std::to_string(*ic.prefix_length) + ")";
-        } else if (lob && kind != "FULLTEXT " && kind != "SPATIAL " && !IsMysqlGeometry(base) &&
-                   base != "json") {
-          part += "(" + std::to_string(prefix) + ")";
-        } else if (lob && base == "json") {
-          return skip("MySQL cannot index a JSON column directly");
+        } else if (prefixes[k] && !IsMysqlGeometry(base)) {
+          part += "(" + std::to_string(*prefixes[k]) + ")";
         }
       } else if (ic.prefix_length && !same) {
         Warn(o, where + ": prefix length on " + ic.name +

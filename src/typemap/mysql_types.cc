@@ -28,8 +28,8 @@ bool ContainsWord(std::string_view haystack, std::string_view word) {
   return false;
 }
 
-// MySQL (not MariaDB) prints GENERATION_EXPRESSION and expression defaults with the quotes and
-// backslashes of string literals escaped a second time (_utf8mb4\'a\'): undo that one level.
+}  // namespace
+
 std::string UnescapeMysqlCatalogText(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -43,6 +43,8 @@ std::string UnescapeMysqlCatalogText(std::string_view s) {
   }
   return out;
 }
+
+namespace {
 
 bool IsGeometryName(std::string_view t) {
   return t == "geometry" || t == "point" || t == "linestring" || t == "polygon" ||

@@ -68,6 +68,12 @@ Result<Column> ColumnFromMysql(const MysqlColumnInfo& info);
 // a quote, backslash escapes are decoded, commas and parentheses inside labels are kept.
 Result<std::vector<std::string>> ParseMysqlEnumLabels(std::string_view column_type);
 
+// MySQL (not MariaDB) prints GENERATION_EXPRESSION, expression defaults and
+// CHECK_CONSTRAINTS.CHECK_CLAUSE with the quotes and backslashes inside them escaped once more
+// (concat(`a`,_utf8mb4\' \')): this undoes that level. ColumnFromMysql applies it itself; the
+// reader applies it to check clauses before putting them in a CheckConstraint.
+std::string UnescapeMysqlCatalogText(std::string_view text);
+
 // When `check_clause` (information_schema.CHECK_CONSTRAINTS.CHECK_CLAUSE on MariaDB) is exactly
 // json_valid(`col`), returns col: that column holds JSON. Otherwise nullopt.
 std::optional<std::string> MariadbJsonCheckColumn(std::string_view check_clause);

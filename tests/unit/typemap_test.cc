@@ -1074,11 +1074,20 @@ TEST(TypemapDdl, PostgresDefaultsToMysql) {
   }
 }
 
+TEST(TypemapMysql, UnescapeCatalogText) {
+  EXPECT_EQ(UnescapeMysqlCatalogText("(`c` <> _utf8mb4\\'x\\')"), "(`c` <> _utf8mb4'x')");
+  EXPECT_EQ(UnescapeMysqlCatalogText("_utf8mb4\\'a\\\\\\\\b\\'"), "_utf8mb4'a\\\\b'");
+  EXPECT_EQ(UnescapeMysqlCatalogText("plain \\n"), "plain \\n");
+}
+
 TEST(TypemapDdl, SameDialectDefaultsAreKept) {
   Column c = WithDefault(PgCol("text", "text"), "'x'::text");
   EXPECT_EQ(*TargetDefault(c, kPg, kPg), "'x'::text");
   c = WithDefault(MyCol("char", "char(36)"), "(uuid())");
   EXPECT_EQ(*TargetDefault(c, kMy, kMy), "(uuid())");
+  // MariaDB's literal TEXT default becomes an expression MySQL 8 accepts.
+  c = WithDefault(MyCol("text", "text"), "'abc'");
+  EXPECT_EQ(*TargetDefault(c, kMy, kMy), "('abc')");
   c = WithDefault(MyCol("int", "int"), "1; DROP TABLE t");
   EXPECT_EQ(TargetDefault(c, kMy, kMy).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(TargetDefault(c, kPg, kMy).status().code(), StatusCode::kInvalidArgument);
@@ -1505,6 +1514,17 @@ TEST(TypemapDdl, CreateIndex) {
   }
   EXPECT_EQ(*CreateIndexSql(four, ix4, kMy, kPg),
             "CREATE INDEX `ix4` ON `four` (`a`(192), `b`(192), `c`(192), `d`(192))");
+  // Long varchars get prefixes too when the key would pass 3072 bytes; short ones stay whole.
+  TableSchema varchars;
+  varchars.name = "vc";
+  varchars.columns = {Named(PgCol("character varying(2000)", "varchar"), "long"),
+                      Named(PgCol("character varying(20)", "varchar"), "short"),
+                      Named(PgCol("bigint", "int8"), "n")};
+  Index ixv;
+  ixv.name = "ixv";
+  ixv.columns = {col("long"), col("short"), col("n")};
+  EXPECT_EQ(*CreateIndexSql(varchars, ixv, kMy, kPg),
+            "CREATE INDEX `ixv` ON `vc` (`long`(745), `short`, `n`)");
   // Long MySQL -> PostgreSQL index names are shortened with a hash.
   TableSchema longname = four;
   longname.name = std::string(40, 't');
