@@ -178,9 +178,8 @@ Result<std::string> PgTypeFor(const Column& c, LogicalType type, std::string_vie
     case LogicalType::kUInt32:
       return std::string("bigint");
     case LogicalType::kUInt64:
-      // An identity must be an integer type: AUTO_INCREMENT keys take bigint (CreateTableSql
-      // warns that values above 2^63-1 would fail).
-      return std::string(c.auto_increment ? "bigint" : "numeric(20,0)");
+      // Lossless by default; an AUTO_INCREMENT one gets a sequence default (CreateTableSql).
+      return std::string(o.pg_uint64_as_bigint ? "bigint" : "numeric(20,0)");
     case LogicalType::kFloat32:
       return std::string("real");
     case LogicalType::kFloat64:
@@ -417,6 +416,30 @@ bool IsMysqlIntegerType(std::string_view type) {
   std::string b = MysqlBaseName(type);
   return b == "tinyint" || b == "smallint" || b == "mediumint" || b == "int" || b == "integer" ||
          b == "bigint";
+}
+
+// A name of at most `max` bytes: `name` itself, or its head plus a hash of the whole.
+std::string FitName(const std::string& name, size_t max) {
+  if (name.size() <= max) return name;
+  uint32_t h = 2166136261u;
+  for (unsigned char ch : name) h = (h ^ ch) * 16777619u;
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", h);
+  size_t keep = max - 9;
+  while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;
+  return name.substr(0, keep) + "_" + hex;
+}
+
+// An unsigned-bigint AUTO_INCREMENT column created as numeric(20,0) in PostgreSQL: no identity
+// is possible, so it takes its values from a sequence of its own (PrepareTableSql).
+bool UsesSequence(const Column& c, std::string_view pg_type) {
+  return c.auto_increment && !c.generated_expr && PgBaseName(pg_type) == "numeric";
+}
+
+// The sequence of such a column: "<schema>"."<table>_<column>_seq".
+std::string SequenceName(const TableSchema& t, const Column& c, const DdlOptions& o) {
+  const std::string schema = o.target_schema.empty() ? t.schema : o.target_schema;
+  return QualifiedName(schema, FitName(t.name + "_" + c.name + "_seq", 63), Dialect::kPostgres);
 }
 
 // True when a PostgreSQL default is a nextval() call (serial).
@@ -841,18 +864,6 @@ std::string CheckLabelsPg(const Column& c) {
   return " CHECK (string_to_array(" + col + ", ',') <@ ARRAY[" + Join(labels, ", ") + "]::text[])";
 }
 
-// A name of at most `max` bytes: `name` itself, or its head plus a hash of the whole.
-std::string FitName(const std::string& name, size_t max) {
-  if (name.size() <= max) return name;
-  uint32_t h = 2166136261u;
-  for (unsigned char ch : name) h = (h ^ ch) * 16777619u;
-  char hex[9];
-  std::snprintf(hex, sizeof hex, "%08x", h);
-  size_t keep = max - 9;
-  while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;
-  return name.substr(0, keep) + "_" + hex;
-}
-
 Status CheckTable(const TableSchema& t, Dialect target, const DdlOptions& o) {
   DBS_RETURN_IF_ERROR(CheckIdentifier(t.name, target));
   const std::string schema = TargetSchema(t, o);
@@ -999,9 +1010,12 @@ Result<std::string> CreateTableSql(const TableSchema& t, Dialect target, Dialect
 
     // Identity / AUTO_INCREMENT.
     bool identity = false;
+    std::optional<std::string> sequence_default;
     if (c.auto_increment && !generated) {
       const bool int_type = pg ? IsPgIntegerType(types[i]) : IsMysqlIntegerType(types[i]);
-      if (!int_type) {
+      if (pg && UsesSequence(c, types[i])) {
+        sequence_default = "nextval(" + QuoteLiteral(SequenceName(t, c, o), target) + "::regclass)";
+      } else if (!int_type) {
         Warn(o, where + ": auto-increment dropped, " + types[i] + " cannot be an identity");
       } else if (!pg && auto_column >= 0) {
         Warn(o, where +
@@ -1011,17 +1025,14 @@ Result<std::string> CreateTableSql(const TableSchema& t, Dialect target, Dialect
       } else {
         identity = true;
         if (!pg) auto_column = static_cast<int>(i);
-        if (pg && c.type == LogicalType::kUInt64) {
-          Warn(o, where +
-                      ": bigint unsigned AUTO_INCREMENT created as a bigint identity; values "
-                      "above 9223372036854775807 fail at write time");
-        }
       }
     }
 
     // Default.
     std::optional<std::string> dflt;
-    if (!generated && !identity) {
+    if (sequence_default) {
+      dflt = sequence_default;
+    } else if (!generated && !identity) {
       DBS_ASSIGN_OR_RETURN(dflt, TargetDefaultImpl(c, types[i], target, source, where, o));
     }
 
@@ -1077,10 +1088,18 @@ Result<std::string> CreateTableSql(const TableSchema& t, Dialect target, Dialect
   return sql;
 }
 
-Result<std::vector<std::string>> CreateTypesSql(const TableSchema& t, Dialect target,
-                                                Dialect source, const DdlOptions& o) {
+Result<std::vector<std::string>> PrepareTableSql(const TableSchema& t, Dialect target,
+                                                 Dialect source, const DdlOptions& o) {
   std::vector<std::string> out;
-  if (target != Dialect::kPostgres || source != Dialect::kPostgres) return out;
+  if (target != Dialect::kPostgres) return out;
+  DBS_RETURN_IF_ERROR(CheckTable(t, target, o));
+  DBS_ASSIGN_OR_RETURN(std::vector<std::string> types, ResolveTypes(t, target, source, Silent(o)));
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (!UsesSequence(t.columns[i], types[i])) continue;
+    out.push_back(std::string("CREATE SEQUENCE ") + (o.if_not_exists ? "IF NOT EXISTS " : "") +
+                  SequenceName(t, t.columns[i], o));
+  }
+  if (source != Dialect::kPostgres) return out;
   std::set<std::string> done;
   for (const Column& c : t.columns) {
     const bool is_enum = c.type == LogicalType::kEnum ||
@@ -1112,12 +1131,18 @@ Result<std::vector<std::string>> CreateTypesSql(const TableSchema& t, Dialect ta
   return out;
 }
 
-Result<std::vector<std::string>> CommentsSql(const TableSchema& t, Dialect target,
-                                             const DdlOptions& o) {
+Result<std::vector<std::string>> FinishTableSql(const TableSchema& t, Dialect target,
+                                                Dialect source, const DdlOptions& o) {
   std::vector<std::string> out;
   if (target != Dialect::kPostgres) return out;
   DBS_RETURN_IF_ERROR(CheckTable(t, target, o));
+  DBS_ASSIGN_OR_RETURN(std::vector<std::string> types, ResolveTypes(t, target, source, Silent(o)));
   const std::string table = TableName(t, target, o);
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (!UsesSequence(t.columns[i], types[i])) continue;
+    out.push_back("ALTER SEQUENCE " + SequenceName(t, t.columns[i], o) + " OWNED BY " + table +
+                  "." + QuoteIdent(t.columns[i].name, target));
+  }
   if (!t.comment.empty()) {
     out.push_back("COMMENT ON TABLE " + table + " IS " + QuoteLiteral(t.comment, target));
   }
@@ -1138,11 +1163,12 @@ Result<std::vector<std::string>> SyncAutoIncrementSql(const TableSchema& t, Dial
   const std::string table = TableName(t, target, o);
   for (size_t i = 0; i < t.columns.size(); ++i) {
     const Column& c = t.columns[i];
-    if (!c.auto_increment || c.generated_expr || !IsPgIntegerType(types[i])) continue;
+    if (!c.auto_increment || c.generated_expr) continue;
+    if (!IsPgIntegerType(types[i]) && !UsesSequence(c, types[i])) continue;
     const std::string col = QuoteIdent(c.name, target);
     out.push_back("SELECT setval(pg_get_serial_sequence(" + QuoteLiteral(table, target) + ", " +
                   QuoteLiteral(c.name, target) + "), COALESCE(MAX(" + col +
-                  "), 0) + 1, false) FROM " + table);
+                  "), 0)::bigint + 1, false) FROM " + table);
   }
   return out;
 }

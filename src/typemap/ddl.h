@@ -1,9 +1,9 @@
 // The schema model -> target DDL, for PostgreSQL and MySQL/MariaDB targets.
 //
 // The writer calls these in order for each table it creates:
-//   CreateTypesSql   (PostgreSQL -> PostgreSQL enum types; empty otherwise)
+//   PrepareTableSql  (PostgreSQL targets: enum types, sequences; empty otherwise)
 //   CreateTableSql   columns, NOT NULL, defaults, identity, generated columns, primary key
-//   CommentsSql      (PostgreSQL targets; MySQL gets comments inline)
+//   FinishTableSql   (PostgreSQL targets: comments, sequence ownership; MySQL has them inline)
 //   ... load the data ...
 //   SyncAutoIncrementSql, CreateIndexSql per index, AddForeignKeySql per foreign key,
 //   AddCheckSql per check.
@@ -40,6 +40,10 @@ struct DdlOptions {
   // CREATE TABLE / INDEX IF NOT EXISTS (MySQL has no CREATE INDEX IF NOT EXISTS: ignored there),
   // and CREATE TYPE that tolerates an existing type.
   bool if_not_exists = false;
+  // MySQL bigint unsigned into PostgreSQL: numeric(20,0) (default; lossless, and an
+  // AUTO_INCREMENT column draws from a sequence of its own) or bigint (faster, a real identity;
+  // values above 9223372036854775807 fail at write time).
+  bool pg_uint64_as_bigint = false;
   // JSON into PostgreSQL: jsonb (default; normalizes whitespace, key order and duplicate keys)
   // or json (keeps the exact text).
   bool pg_jsonb = true;
@@ -84,17 +88,22 @@ Result<std::optional<std::string>> TargetDefault(const Column& c, Dialect target
 Result<std::string> CreateTableSql(const TableSchema& t, Dialect target, Dialect source,
                                    const DdlOptions& options = {});
 
-// CREATE TYPE ... AS ENUM for the PostgreSQL enum types the table's columns use, for
-// PostgreSQL -> PostgreSQL (the types keep their source names). Run before CreateTableSql.
-Result<std::vector<std::string>> CreateTypesSql(const TableSchema& t, Dialect target,
+// Statements to run before CreateTableSql on a PostgreSQL target: CREATE TYPE ... AS ENUM for
+// the enum types the columns use (PostgreSQL -> PostgreSQL; the types keep their source names,
+// unqualified ones land in the first schema of the writer's search_path), and CREATE SEQUENCE
+// for unsigned-bigint AUTO_INCREMENT columns kept as numeric(20,0). Empty for MySQL targets.
+Result<std::vector<std::string>> PrepareTableSql(const TableSchema& t, Dialect target,
+                                                 Dialect source, const DdlOptions& options = {});
+
+// Statements to run after CreateTableSql on a PostgreSQL target: ALTER SEQUENCE ... OWNED BY
+// for the sequences of PrepareTableSql, COMMENT ON TABLE / COLUMN. Empty for MySQL targets,
+// which get comments inline.
+Result<std::vector<std::string>> FinishTableSql(const TableSchema& t, Dialect target,
                                                 Dialect source, const DdlOptions& options = {});
 
-// COMMENT ON TABLE / COLUMN statements for PostgreSQL targets. Empty for MySQL targets.
-Result<std::vector<std::string>> CommentsSql(const TableSchema& t, Dialect target,
-                                             const DdlOptions& options = {});
-
-// Moves each identity column's sequence past the loaded rows (PostgreSQL targets). MySQL's
-// AUTO_INCREMENT follows explicit inserts by itself: empty.
+// Moves each identity (or sequence-backed) column's sequence past the loaded rows (PostgreSQL
+// targets; fails clearly when the largest value is beyond bigint). MySQL's AUTO_INCREMENT
+// follows explicit inserts by itself: empty.
 Result<std::vector<std::string>> SyncAutoIncrementSql(const TableSchema& t, Dialect target,
                                                       Dialect source,
                                                       const DdlOptions& options = {});
