@@ -194,7 +194,8 @@ Result<std::string> PgTypeFor(const Column& c, LogicalType type, std::string_vie
       if (mysql_base == "inet4" || mysql_base == "inet6") return std::string("inet");
       if (c.length && (mysql_base.empty() || mysql_base == "char" || mysql_base == "varchar")) {
         // MySQL char(n) is read without its padding: varchar(n) keeps those exact values.
-        return "varchar(" + std::to_string(*c.length) + ")";
+        // (MySQL's char(0), which holds only '' and NULL, becomes varchar(1).)
+        return "varchar(" + std::to_string(std::max<uint32_t>(*c.length, 1)) + ")";
       }
       return std::string("text");
     case LogicalType::kBytes:

@@ -764,6 +764,7 @@ TEST(TypemapDdl, MysqlToPostgresTypes) {
       {"decimal", "decimal(12,2)", "numeric(12,2)"},
       {"decimal", "decimal(65,30)", "numeric(65,30)"},
       {"char", "char(10)", "varchar(10)"},
+      {"char", "char(0)", "varchar(1)"},
       {"varchar", "varchar(255)", "varchar(255)"},
       {"tinytext", "tinytext", "text"},
       {"text", "text", "text"},
