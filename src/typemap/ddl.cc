@@ -531,6 +531,13 @@ std::optional<std::string> MysqlDefaultToPg(const Column& c, std::string_view pg
   if (lower == "curdate()" || lower == "current_date" || lower == "current_date()") {
     if (c.type == LogicalType::kDate) return std::string("CURRENT_DATE");
   }
+  if ((lower == "curtime()" || lower == "current_time" || lower == "current_time()") &&
+      c.type == LogicalType::kTime) {
+    return std::string("LOCALTIME");
+  }
+  if (c.type == LogicalType::kBool && (e == "0" || e == "1")) {
+    return std::string(e == "1" ? "true" : "false");
+  }
   if (lower == "uuid()") {
     if (c.type == LogicalType::kUuid) return std::string("gen_random_uuid()");
     if (c.type == LogicalType::kText) return std::string("(gen_random_uuid())::text");
@@ -619,6 +626,9 @@ std::optional<std::string> PgDefaultToMysql(const Column& c, std::string_view my
   }
   if (lower == "current_date" && c.type == LogicalType::kDate) {
     return std::string("(CURRENT_DATE)");
+  }
+  if ((lower == "current_time" || lower == "localtime") && c.type == LogicalType::kTime) {
+    return std::string("(CURTIME())");
   }
   if ((lower == "gen_random_uuid()" || lower == "uuid_generate_v4()") &&
       (c.type == LogicalType::kUuid || c.type == LogicalType::kText)) {
