@@ -1060,7 +1060,12 @@ Result<std::string> CreateTableSql(const TableSchema& t, Dialect target, Dialect
              where + ": ON UPDATE " + *c.on_update + " dropped; PostgreSQL needs a trigger for it");
       }
     } else {
-      def += c.nullable ? " NULL" : " NOT NULL";
+      if (!generated) {
+        def += c.nullable ? " NULL" : " NOT NULL";
+      } else if (!c.nullable) {
+        // MariaDB accepts neither NULL nor NOT NULL after a generated column's expression.
+        Warn(o, where + ": NOT NULL of the generated column dropped (MariaDB does not accept it)");
+      }
       if (dflt) def += " DEFAULT " + *dflt;
       if (c.on_update && !generated) {
         DBS_RETURN_IF_ERROR(CheckSqlFragment(*c.on_update, target, "ON UPDATE of " + where));

@@ -1198,7 +1198,7 @@ TEST(TypemapDdl, CreateTableMysqlToMysql) {
             "  `amount` decimal(12,2) NOT NULL DEFAULT 0.00,\n"
             "  `created` datetime(6) NULL DEFAULT CURRENT_TIMESTAMP(6) ON UPDATE "
             "CURRENT_TIMESTAMP(6),\n"
-            "  `total` decimal(14,2) GENERATED ALWAYS AS (`amount` * 1.2) VIRTUAL NULL,\n"
+            "  `total` decimal(14,2) GENERATED ALWAYS AS (`amount` * 1.2) VIRTUAL,\n"
             "  `note` text NULL COMMENT 'it''s free',\n"
             "  PRIMARY KEY (`id`)\n"
             ") ENGINE=InnoDB COMMENT='orders table'");
