@@ -28,6 +28,10 @@ typedef struct __natsMsg natsMsg;
 
 namespace dbs::bus {
 
+namespace internal {
+struct AsyncPublishErrors;  // failures reported by libnats' publish-ack callback
+}  // namespace internal
+
 struct NatsOptions {
   std::string url = "nats://127.0.0.1:4222";  // comma-separated list for a cluster
   std::string name = "dbstreams";             // client name shown by the server
@@ -37,10 +41,10 @@ struct NatsOptions {
   std::string creds_file;  // NATS .creds (JWT + nkey)
   bool tls = false;        // require TLS (implied by tls:// URLs or a CA/cert file)
   std::string ca_file;
-  std::string cert_file;   // client certificate (mutual TLS)
+  std::string cert_file;  // client certificate (mutual TLS)
   std::string key_file;
   std::chrono::milliseconds connect_timeout{5000};
-  int max_reconnects = -1;  // -1: forever
+  int max_reconnects = -1;                          // -1: forever
   std::chrono::milliseconds request_timeout{5000};  // JetStream API calls and publish acks
 };
 
@@ -51,7 +55,7 @@ struct StreamSpec {
   bool file_storage = true;
   std::chrono::seconds duplicate_window{120};  // Nats-Msg-Id de-duplication window
   int32_t max_msg_size = -1;                   // -1: server default
-  bool work_queue = false;  // messages are removed once acknowledged
+  bool work_queue = false;                     // messages are removed once acknowledged
 };
 
 struct ConsumerSpec {
@@ -114,8 +118,9 @@ class NatsConnection {
                              std::string_view msg_id = {},
                              const std::vector<std::pair<std::string, std::string>>& headers = {});
   // Pipelined publish: returns once queued; WaitPublished() reports the first failure.
-  Status PublishAsync(std::string_view subject, std::string_view data,
-                      std::string_view msg_id = {},
+  // Failures are collected per connection: WaitPublished returns (and clears) the first failure
+  // of any PublishAsync since the previous WaitPublished, with the number of failed messages.
+  Status PublishAsync(std::string_view subject, std::string_view data, std::string_view msg_id = {},
                       const std::vector<std::pair<std::string, std::string>>& headers = {});
   Status WaitPublished(std::chrono::milliseconds timeout);
 
@@ -127,10 +132,12 @@ class NatsConnection {
   jsCtx* js() { return js_; }
 
  private:
-  NatsConnection() = default;
+  NatsConnection();
   natsConnection* nc_ = nullptr;
   jsCtx* js_ = nullptr;
   std::chrono::milliseconds request_timeout_{5000};
+  // Written from libnats' callback thread; outlives js_ (see the destructor).
+  std::unique_ptr<internal::AsyncPublishErrors> async_errors_;
 };
 
 class PullConsumer {
@@ -143,8 +150,7 @@ class PullConsumer {
   PullConsumer& operator=(const PullConsumer&) = delete;
 
   // Up to `batch` messages; an empty vector when none arrived within `timeout`.
-  Result<std::vector<std::unique_ptr<Message>>> Fetch(int batch,
-                                                      std::chrono::milliseconds timeout);
+  Result<std::vector<std::unique_ptr<Message>>> Fetch(int batch, std::chrono::milliseconds timeout);
 
  private:
   PullConsumer() = default;
