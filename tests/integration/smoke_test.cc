@@ -384,6 +384,35 @@ TEST(NatsTest, Tls) {
   ASSERT_OK(RemoveTree(dir));
 }
 
+TEST(FixtureTest, StartupFailuresAreQuickAndShowTheLog) {
+  const auto start = std::chrono::steady_clock::now();
+  const size_t dirs_before = DirsOf(getpid()).size();
+  NatsServerOptions bad_nats;
+  bad_nats.extra_config = {"this is { not a valid config"};
+  Result<std::unique_ptr<NatsServer>> nats = NatsServer::Start(bad_nats);
+  ASSERT_FALSE(nats.ok());
+  EXPECT_NE(nats.status().message().find("exited during startup"), std::string::npos)
+      << nats.status().ToString();
+  EXPECT_NE(nats.status().message().find("last lines of"), std::string::npos);
+
+  MariaDbServerOptions bad_maria;
+  bad_maria.extra_args = {"--no-such-option-for-the-test"};
+  Result<std::unique_ptr<MariaDbServer>> maria = MariaDbServer::Start(bad_maria);
+  ASSERT_FALSE(maria.ok());
+  EXPECT_NE(maria.status().message().find("no-such-option-for-the-test"), std::string::npos)
+      << maria.status().ToString();
+
+  PostgresServerOptions bad_pg;
+  bad_pg.settings = {{"no_such_setting_for_the_test", "1"}};
+  Result<std::unique_ptr<PostgresServer>> pg = PostgresServer::Start(bad_pg);
+  ASSERT_FALSE(pg.ok());
+  EXPECT_NE(pg.status().message().find("no_such_setting_for_the_test"), std::string::npos)
+      << pg.status().ToString();
+
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(20));
+  EXPECT_EQ(DirsOf(getpid()).size(), dirs_before);  // failed servers leave no folders
+}
+
 TEST(SharedServersTest, OneInstancePerKind) {
   ASSERT_OK_AND_ASSIGN(NatsServer * a, SharedServers::Nats());
   ASSERT_OK_AND_ASSIGN(NatsServer * b, SharedServers::Nats());
