@@ -425,6 +425,17 @@ TEST(SharedServersTest, OneInstancePerKind) {
   EXPECT_EQ(Cell(rows), "shared_test");
 }
 
+TEST(SharedServersTest, ExitInAForkedChildLeavesThemAlone) {
+  ASSERT_OK_AND_ASSIGN(NatsServer * nats, SharedServers::Nats());
+  // A "fast" death test forks this process; exit() there runs the atexit handlers, which must
+  // not stop the parent's servers.
+  GTEST_FLAG_SET(death_test_style, "fast");
+  EXPECT_EXIT(std::exit(0), ::testing::ExitedWithCode(0), "");
+  EXPECT_TRUE(nats->running());
+  EXPECT_TRUE(CanConnect(nats->port()));
+  EXPECT_TRUE(fs::is_directory(nats->dir()));
+}
+
 // --- dbstreams-testenv
 // ----------------------------------------------------------------------------
 

@@ -389,10 +389,15 @@ SharedState& Shared() {
   return *state;
 }
 
+pid_t g_shared_owner = 0;  // the process that registered StopAll with atexit
+
 template <typename T>
 Result<T*> GetOrStart(SharedSlot<T>& slot) {
   static std::once_flag registered;
-  std::call_once(registered, [] { std::atexit(&SharedServers::StopAll); });
+  std::call_once(registered, [] {
+    g_shared_owner = getpid();
+    std::atexit(&SharedServers::StopAll);
+  });
   std::lock_guard<std::mutex> lock(slot.mu);
   if (slot.server) return slot.server.get();
   if (slot.error) return *slot.error;
@@ -476,6 +481,7 @@ Result<std::unique_ptr<NatsServer>> NatsServer::Launch(const NatsServerOptions& 
 }
 
 NatsServer::~NatsServer() {
+  if (process_ && !process_->owned_here()) return;  // a forked copy of the owner
   if (process_) {
     process_->Stop(kStopGrace).ok();
     process_.reset();
@@ -631,6 +637,7 @@ Result<std::unique_ptr<MariaDbServer>> MariaDbServer::Start(const MariaDbServerO
 }
 
 MariaDbServer::~MariaDbServer() {
+  if (process_ && !process_->owned_here()) return;  // a forked copy of the owner
   if (process_) {
     process_->Stop(kStopGrace).ok();
     process_.reset();
@@ -745,6 +752,7 @@ Result<std::unique_ptr<PostgresServer>> PostgresServer::Start(
 }
 
 PostgresServer::~PostgresServer() {
+  if (process_ && !process_->owned_here()) return;  // a forked copy of the owner
   if (process_) {
     process_->Stop(kStopGrace).ok();
     process_.reset();
@@ -848,6 +856,7 @@ Result<MariaDbServer*> SharedServers::MariaDb() { return GetOrStart(Shared().mar
 Result<PostgresServer*> SharedServers::Postgres() { return GetOrStart(Shared().postgres); }
 
 void SharedServers::StopAll() {
+  if (getpid() != g_shared_owner) return;  // exit() in a forked child: not our servers
   StopSlot(Shared().nats);
   StopSlot(Shared().mariadb);
   StopSlot(Shared().postgres);

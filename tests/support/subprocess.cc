@@ -831,9 +831,12 @@ ServerProcess::ServerProcess(std::string name, std::string dir, int stop_signal,
       dir_(std::move(dir)),
       log_path_(dir_ + "/server.log"),
       stop_signal_(stop_signal),
-      death_signal_(death_signal) {}
+      death_signal_(death_signal),
+      owner_(getpid()) {}
 
 ServerProcess::~ServerProcess() { Kill(); }
+
+bool ServerProcess::owned_here() const { return getpid() == owner_; }
 
 Status ServerProcess::Start(SpawnSpec spec) {
   if (Running()) return Status::FailedPrecondition(name_ + " is already running");
@@ -849,7 +852,7 @@ Status ServerProcess::Start(SpawnSpec spec) {
 }
 
 bool ServerProcess::Running() {
-  if (pid_ <= 0) return false;
+  if (pid_ <= 0 || !owned_here()) return false;
   int st = 0;
   if (!TryReap(pid_, &st)) return true;
   exit_description_ = DescribeWaitStatus(st);

@@ -126,7 +126,7 @@ class ServerProcess {
  public:
   // `stop_signal` asks for a clean shutdown; `death_signal` is sent when this process dies.
   ServerProcess(std::string name, std::string dir, int stop_signal, int death_signal);
-  ~ServerProcess();  // KillProcessTree when still running
+  ~ServerProcess();  // KillProcessTree when still running (only in the owning process)
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
@@ -143,6 +143,10 @@ class ServerProcess {
   // `timeout` passes, with the log tail in the message.
   Status WaitUntilReady(std::chrono::milliseconds timeout, const std::function<bool()>& ready);
 
+  // False in a process forked from the owner (a gtest death test, a child that calls exit()):
+  // such a copy must neither signal the owner's server nor remove its folder.
+  bool owned_here() const;
+
   const std::string& name() const { return name_; }
   const std::string& log_path() const { return log_path_; }
   pid_t pid() const { return pid_; }
@@ -156,6 +160,7 @@ class ServerProcess {
   std::string log_path_;
   int stop_signal_;
   int death_signal_;
+  pid_t owner_;  // the process that created this object
   pid_t pid_ = -1;
   std::string exit_description_;
 };
