@@ -571,7 +571,10 @@ TEST(NatsClusterTest, ReplicatedStreamSurvivesANodeRestart) {
   std::vector<std::unique_ptr<bus::Message>> msgs;
   for (int i = 0; i < 50 && msgs.empty(); ++i) {
     Result<std::unique_ptr<bus::PullConsumer>> consumer = bus::PullConsumer::Create(conn.get(), cs);
-    if (!consumer.ok()) continue;
+    if (!consumer.ok()) {
+      std::this_thread::sleep_for(milliseconds(200));
+      continue;
+    }
     Result<std::vector<std::unique_ptr<bus::Message>>> got = (*consumer)->Fetch(10, seconds(2));
     if (got.ok()) msgs = std::move(got).value();
   }

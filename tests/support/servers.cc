@@ -582,7 +582,10 @@ Status NatsCluster::WaitForJetStream(Clock::time_point deadline) {
     }
     if (conn) {
       last = conn->EnsureStream(spec);
-      if (last.ok()) return conn->DeleteStream(spec.name);
+      if (last.ok()) {
+        conn->DeleteStream(spec.name).ok();  // best effort: a leftover is harmless
+        return Status::Ok();
+      }
     }
     std::this_thread::sleep_for(milliseconds(200));
   }
