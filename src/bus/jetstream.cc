@@ -239,6 +239,32 @@ Status NatsConnection::WaitPublished(std::chrono::milliseconds timeout) {
   return Status::Ok();
 }
 
+Result<std::string> NatsConnection::GetLastMessage(const std::string& stream,
+                                                   const std::string& subject) {
+  natsMsg* msg = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_GetLastMsg(&msg, js_, stream.c_str(), subject.c_str(), nullptr, &jerr);
+  if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr) {
+    if (msg != nullptr) natsMsg_Destroy(msg);
+    return Status::NotFound("no message on " + subject);
+  }
+  if (s != NATS_OK) return FromNats(s, "reading the last message on " + subject, jerr);
+  std::string data(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg)));
+  natsMsg_Destroy(msg);
+  return data;
+}
+
+Result<NatsConnection::ConsumerState> NatsConnection::GetConsumerState(
+    const std::string& stream, const std::string& durable) {
+  jsConsumerInfo* ci = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_GetConsumerInfo(&ci, js_, stream.c_str(), durable.c_str(), nullptr, &jerr);
+  if (s != NATS_OK) return FromNats(s, "consumer info of " + durable, jerr);
+  ConsumerState st{ci->NumPending, ci->NumAckPending, ci->NumRedelivered};
+  jsConsumerInfo_Destroy(ci);
+  return st;
+}
+
 Status NatsConnection::PublishCore(std::string_view subject, std::string_view data) {
   std::string subj(subject);
   return FromNats(
@@ -248,6 +274,37 @@ Status NatsConnection::PublishCore(std::string_view subject, std::string_view da
 
 Status NatsConnection::Flush(std::chrono::milliseconds timeout) {
   return FromNats(natsConnection_FlushTimeout(nc_, timeout.count()), "flush");
+}
+
+// --- Subscription ----------------------------------------------------------------------------
+
+Result<std::unique_ptr<Subscription>> Subscription::Create(NatsConnection* conn,
+                                                           const std::string& subject,
+                                                           Handler handler) {
+  std::unique_ptr<Subscription> s(new Subscription());
+  s->handler_ = std::move(handler);
+  DBS_RETURN_IF_ERROR(FromNats(natsConnection_Subscribe(&s->sub_, conn->raw(), subject.c_str(),
+                                                        &Subscription::OnMessage, s.get()),
+                               "subscribing to " + subject));
+  return s;
+}
+
+void Subscription::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
+  auto* self = static_cast<Subscription*>(closure);
+  self->handler_(natsMsg_GetSubject(msg),
+                 std::string_view(natsMsg_GetData(msg),
+                                  static_cast<size_t>(natsMsg_GetDataLength(msg))));
+  natsMsg_Destroy(msg);
+}
+
+Subscription::~Subscription() {
+  if (sub_ != nullptr) {
+    // Drain, then wait: no callback runs after this, so `handler_` outlives every call.
+    if (natsSubscription_Drain(sub_) == NATS_OK) {
+      natsSubscription_WaitForDrainCompletion(sub_, 2000);
+    }
+    natsSubscription_Destroy(sub_);
+  }
 }
 
 // --- PullConsumer ----------------------------------------------------------------------------

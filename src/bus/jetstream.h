@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -121,6 +122,16 @@ class NatsConnection {
                       const std::vector<std::pair<std::string, std::string>>& headers = {});
   Status WaitPublished(std::chrono::milliseconds timeout);
 
+  // The newest message stored on `subject` in `stream`; NotFound when there is none.
+  Result<std::string> GetLastMessage(const std::string& stream, const std::string& subject);
+
+  struct ConsumerState {
+    uint64_t num_pending = 0;      // not yet delivered
+    int64_t num_ack_pending = 0;   // delivered, not yet acknowledged
+    int64_t num_redelivered = 0;
+  };
+  Result<ConsumerState> GetConsumerState(const std::string& stream, const std::string& durable);
+
   // Core NATS (not persisted): control messages, heartbeats, logs.
   Status PublishCore(std::string_view subject, std::string_view data);
   Status Flush(std::chrono::milliseconds timeout);
@@ -133,6 +144,24 @@ class NatsConnection {
   natsConnection* nc_ = nullptr;
   jsCtx* js_ = nullptr;
   std::chrono::milliseconds request_timeout_{5000};
+};
+
+// A core NATS subscription delivering to a callback on libnats' thread; unsubscribes when
+// destroyed. The callback must be thread-safe with respect to the owner's other threads.
+class Subscription {
+ public:
+  using Handler = std::function<void(std::string_view subject, std::string_view data)>;
+  static Result<std::unique_ptr<Subscription>> Create(NatsConnection* conn,
+                                                      const std::string& subject, Handler handler);
+  ~Subscription();
+  Subscription(const Subscription&) = delete;
+  Subscription& operator=(const Subscription&) = delete;
+
+ private:
+  Subscription() = default;
+  static void OnMessage(natsConnection* nc, natsSubscription* sub, natsMsg* msg, void* closure);
+  natsSubscription* sub_ = nullptr;
+  Handler handler_;
 };
 
 class PullConsumer {

@@ -189,6 +189,14 @@ bool ValidName(const std::string& n) {
 
 }  // namespace
 
+std::string TargetSchemaFor(const StreamConfig& config, const std::string& source_schema) {
+  if (!config.target_schema.empty()) return config.target_schema;
+  if (config.target.engine == Engine::kMysql && !config.target.database.empty()) {
+    return config.target.database;
+  }
+  return source_schema;
+}
+
 bool MatchTablePattern(const std::string& pattern, const std::string& schema,
                        const std::string& table, const std::string& default_schema) {
   size_t dot = pattern.find('.');

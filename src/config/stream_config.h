@@ -75,6 +75,11 @@ struct StreamConfig {
 Result<StreamConfig> ParseStreamConfig(const nlohmann::json& j);
 Result<StreamConfig> LoadStreamConfigFile(const std::string& path);
 
+// The target schema (PostgreSQL) or database (MySQL) of a source table: targetSchema when set;
+// else for a MySQL target its connection's database (or the source schema when none is given);
+// else (PostgreSQL target) the source schema name — a MySQL database becomes a schema.
+std::string TargetSchemaFor(const StreamConfig& config, const std::string& source_schema);
+
 // True when `name` (schema, table) matches `pattern` ("s.t", "t", wildcards '*', '?').
 bool MatchTablePattern(const std::string& pattern, const std::string& schema,
                        const std::string& table, const std::string& default_schema);

@@ -1,0 +1,43 @@
+// The stream protocol on NATS: subjects, message kinds and headers shared by the reader, the
+// writers and the CLI/API. One JetStream stream per dbstreams stream holds everything that
+// must survive a restart (metadata, data, control events); progress is core NATS.
+//
+//   dbs.<stream>.meta.<t>       JSON: table t's schema and read plan (last message wins)
+//   dbs.<stream>.data.<t>       bundles of table t (binary, docs/bundle-format.md)
+//   dbs.<stream>.ctl.plan       JSON: the tables of this run, the snapshot position
+//   dbs.<stream>.ctl.done       JSON: the reader finished; rows and bundles per table
+//   dbs.<stream>.ctl.status     JSON: {"state": "complete"|"failed", "error": ...}
+//   dbs.<stream>.progress       JSON progress samples (core NATS, not persisted)
+#pragma once
+
+#include <string>
+
+namespace dbs::bus {
+
+inline constexpr const char* kHeaderBundleId = "Dbs-Bundle";
+inline constexpr const char* kHeaderTable = "Dbs-Table";
+inline constexpr const char* kHeaderRows = "Dbs-Rows";
+inline constexpr const char* kHeaderRun = "Dbs-Run";
+
+// JetStream stream name for a dbstreams stream name (validated: [A-Za-z0-9_-]).
+inline std::string JetStreamName(const std::string& stream) { return "DBS_" + stream; }
+inline std::string SubjectAll(const std::string& stream) { return "dbs." + stream + ".>"; }
+inline std::string SubjectMeta(const std::string& stream, int table) {
+  return "dbs." + stream + ".meta." + std::to_string(table);
+}
+inline std::string SubjectData(const std::string& stream, int table) {
+  return "dbs." + stream + ".data." + std::to_string(table);
+}
+inline std::string SubjectDataAll(const std::string& stream) { return "dbs." + stream + ".data.>"; }
+inline std::string SubjectPlan(const std::string& stream) { return "dbs." + stream + ".ctl.plan"; }
+inline std::string SubjectDone(const std::string& stream) { return "dbs." + stream + ".ctl.done"; }
+inline std::string SubjectStatus(const std::string& stream) {
+  return "dbs." + stream + ".ctl.status";
+}
+inline std::string SubjectProgress(const std::string& stream) {
+  return "dbs." + stream + ".progress";
+}
+// The durable consumer that all writers of a stream share.
+inline std::string WritersDurable(const std::string& stream) { return "writers-" + stream; }
+
+}  // namespace dbs::bus

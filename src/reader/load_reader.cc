@@ -1,0 +1,315 @@
+#include "reader/load_reader.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "bus/protocol.h"
+#include "core/logging.h"
+
+namespace dbs {
+
+using nlohmann::json;
+
+namespace {
+
+bool HasWildcard(const std::string& p) { return p.find_first_of("*?") != std::string::npos; }
+
+TableRef SplitName(const std::string& pattern, const std::string& default_schema) {
+  size_t dot = pattern.find('.');
+  if (dot == std::string::npos) return {default_schema, pattern};
+  return {pattern.substr(0, dot), pattern.substr(dot + 1)};
+}
+
+// Keeps only `names` (in that order); drops keys and indexes that lose a column.
+Status SelectColumns(const std::vector<std::string>& names, const std::string& where,
+                     TableSchema* t) {
+  if (names.empty()) return Status::Ok();
+  std::vector<Column> cols;
+  std::set<std::string> kept;
+  for (const std::string& n : names) {
+    int i = t->FindColumn(n);
+    if (i < 0) {
+      return Status::InvalidArgument(where + ": column '" + n + "' does not exist in " +
+                                     t->QualifiedName());
+    }
+    if (!kept.insert(n).second) {
+      return Status::InvalidArgument(where + ": column '" + n + "' is listed twice");
+    }
+    cols.push_back(t->columns[static_cast<size_t>(i)]);
+  }
+  t->columns = std::move(cols);
+  auto all_kept = [&](const std::vector<std::string>& v) {
+    for (const auto& c : v) {
+      if (!kept.count(c)) return false;
+    }
+    return true;
+  };
+  if (!all_kept(t->primary_key)) t->primary_key.clear();
+  std::vector<Index> idx;
+  for (Index& i : t->indexes) {
+    std::vector<std::string> names_of;
+    for (const auto& c : i.columns) names_of.push_back(c.name);
+    if (all_kept(names_of)) idx.push_back(std::move(i));
+  }
+  t->indexes = std::move(idx);
+  std::vector<ForeignKey> fks;
+  for (ForeignKey& f : t->foreign_keys) {
+    if (all_kept(f.columns)) fks.push_back(std::move(f));
+  }
+  t->foreign_keys = std::move(fks);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<PlannedTable>> PlanTables(Source* source, const StreamConfig& config) {
+  DBS_ASSIGN_OR_RETURN(std::vector<TableRef> all, source->ListTables());
+  const std::string def = source->DefaultSchema();
+  std::vector<PlannedTable> out;
+  std::set<std::string> seen;
+  for (size_t si = 0; si < config.tables.size(); ++si) {
+    const TableSelector& sel = config.tables[si];
+    const std::string where = "tables[" + std::to_string(si) + "]";
+    std::vector<TableRef> matched;
+    if (!sel.query.empty()) {
+      matched.push_back(SplitName(sel.pattern, def));
+    } else {
+      for (const TableRef& t : all) {
+        if (!MatchTablePattern(sel.pattern, t.schema, t.name, def)) continue;
+        bool excluded = false;
+        for (const std::string& ex : config.exclude) {
+          excluded |= MatchTablePattern(ex, t.schema, t.name, def);
+        }
+        if (!excluded) matched.push_back(t);
+      }
+      if (matched.empty() && !HasWildcard(sel.pattern)) {
+        return Status::NotFound(where + ": table '" + sel.pattern + "' not found in the source " +
+                                config.source.Redacted());
+      }
+    }
+    for (const TableRef& ref : matched) {
+      if (!seen.insert(ref.QualifiedName()).second) continue;
+      PlannedTable p;
+      p.index = static_cast<int>(out.size());
+      p.selector = sel;
+      if (!sel.query.empty()) {
+        DBS_ASSIGN_OR_RETURN(p.schema, source->DescribeQuery(sel.query, ref));
+      } else {
+        DBS_ASSIGN_OR_RETURN(p.schema, source->Describe(ref));
+      }
+      DBS_RETURN_IF_ERROR(SelectColumns(sel.columns, where, &p.schema));
+      p.target_name = sel.target.empty() ? ref.name : sel.target;
+      out.push_back(std::move(p));
+    }
+  }
+  if (out.empty()) {
+    return Status::NotFound("no source table matches the stream's tables selection");
+  }
+  return out;
+}
+
+LoadReader::LoadReader(const StreamConfig& config, bus::NatsConnection* nats)
+    : config_(config), nats_(nats) {}
+
+namespace {
+
+struct Task {
+  const PlannedTable* table;
+  int chunk;
+  std::optional<KeyRange> range;
+};
+
+// Rows read per table, published as progress samples by a background thread.
+class ReadProgress {
+ public:
+  ReadProgress(bus::NatsConnection* nats, std::string stream, size_t tables)
+      : nats_(nats), stream_(std::move(stream)), rows_(tables), bytes_(0) {
+    for (auto& r : rows_) r.store(0);
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~ReadProgress() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    Publish();
+  }
+  void Add(size_t table, uint64_t rows, uint64_t bytes) {
+    rows_[table].fetch_add(rows, std::memory_order_relaxed);
+    bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> l(mu_);
+    while (!done_) {
+      cv_.wait_for(l, std::chrono::milliseconds(500));
+      Publish();
+    }
+  }
+  void Publish() {
+    json j = {{"kind", "read"}, {"bytes", bytes_.load()}};
+    json rows = json::array();
+    for (auto& r : rows_) rows.push_back(r.load());
+    j["rows"] = std::move(rows);
+    (void)nats_->PublishCore(bus::SubjectProgress(stream_), j.dump());
+  }
+  bus::NatsConnection* nats_;
+  std::string stream_;
+  std::vector<std::atomic<uint64_t>> rows_;
+  std::atomic<uint64_t> bytes_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+Result<ReaderStats> LoadReader::Run() {
+  const std::string& name = config_.name;
+  DBS_ASSIGN_OR_RETURN(auto source, Source::Open(config_.source));
+  DBS_ASSIGN_OR_RETURN(std::vector<PlannedTable> tables, PlanTables(source.get(), config_));
+
+  // A fresh JetStream stream per load run: nothing of an earlier run can be mixed in.
+  Status del = nats_->DeleteStream(bus::JetStreamName(name));
+  if (!del.ok() && del.code() != StatusCode::kNotFound) {
+    Log(LogLevel::kDebug, "reader", "no earlier stream to delete", {F("detail", del.message())});
+  }
+  bus::StreamSpec spec;
+  spec.name = bus::JetStreamName(name);
+  spec.subjects = {bus::SubjectAll(name)};
+  DBS_RETURN_IF_ERROR(nats_->EnsureStream(spec));
+
+  DBS_ASSIGN_OR_RETURN(auto snapshot, source->BeginSnapshot(config_.readers));
+  std::deque<Task> tasks;
+  for (const PlannedTable& t : tables) {
+    std::vector<KeyRange> ranges;
+    if (t.selector.query.empty() && config_.limits.rows == 0) {
+      DBS_ASSIGN_OR_RETURN(ranges, source->Split(t.schema, config_.split_rows));
+    }
+    if (ranges.empty()) {
+      tasks.push_back({&t, 0, std::nullopt});
+    } else {
+      for (size_t i = 0; i < ranges.size(); ++i) {
+        tasks.push_back({&t, static_cast<int>(i), ranges[i]});
+      }
+    }
+    json meta = {{"index", t.index},
+                 {"table", ToJson(t.schema)},
+                 {"target", t.target_name}};
+    DBS_RETURN_IF_ERROR(
+        nats_->Publish(bus::SubjectMeta(name, t.index), meta.dump()).status());
+  }
+  json plan = {{"stream", name},
+               {"tables", json::array()},
+               {"position", snapshot->position().value},
+               {"engine", EngineName(config_.source.engine)}};
+  for (const PlannedTable& t : tables) {
+    plan["tables"].push_back({{"index", t.index}, {"name", t.schema.QualifiedName()}});
+  }
+  DBS_RETURN_IF_ERROR(nats_->Publish(bus::SubjectPlan(name), plan.dump()).status());
+  Log(LogLevel::kInfo, "reader", "snapshot pinned",
+      {F("stream", name), F("tables", tables.size()), F("chunks", tasks.size()),
+       F("position", snapshot->position().value)});
+
+  ReaderStats stats;
+  stats.rows.assign(tables.size(), 0);
+  stats.bundles.assign(tables.size(), 0);
+  std::mutex mu;
+  Status first_error;
+  const int64_t max_payload = nats_->max_payload();
+  const size_t max_bytes = static_cast<size_t>(max_payload) * 3 / 4;
+  EncodeOptions eo;
+  eo.compression = config_.compression;
+
+  auto worker = [&](ReadProgress* progress) {
+    std::string encoded;
+    while (true) {
+      Task task;
+      {
+        std::lock_guard<std::mutex> l(mu);
+        if (tasks.empty() || !first_error.ok() || stop_.load()) return;
+        task = tasks.front();
+        tasks.pop_front();
+      }
+      const PlannedTable& t = *task.table;
+      auto fail = [&](const Status& s) {
+        std::lock_guard<std::mutex> l(mu);
+        if (first_error.ok()) first_error = s.WithContext("reading " + t.schema.QualifiedName());
+      };
+      ReadSpec rs;
+      rs.table = t.schema;
+      rs.filter = t.selector.filter;
+      rs.query = t.selector.query;
+      rs.range = task.range;
+      rs.limit = config_.limits.rows;
+      auto reader = snapshot->OpenReader(rs);
+      if (!reader.ok()) return fail(reader.status());
+      uint64_t seq = 0, rows = 0, bundles = 0;
+      bool more = true;
+      while (more) {
+        if (stop_.load()) return fail(Status::Cancelled("stopped"));
+        Bundle b;
+        for (const Column& c : t.schema.columns) b.columns.emplace_back(c.type, c.element_type);
+        auto r = (*reader)->Next(&b, config_.bundle_size, max_bytes);
+        if (!r.ok()) return fail(r.status());
+        more = *r;
+        if (b.rows() == 0) continue;
+        encoded.clear();
+        Status s = EncodeBundle(b, eo, &encoded);
+        if (!s.ok()) return fail(s);
+        if (static_cast<int64_t>(encoded.size()) > max_payload - 1024) {
+          return fail(Status::ResourceExhausted(
+              "a bundle of " + std::to_string(b.rows()) + " row(s) is " +
+              std::to_string(encoded.size()) + " bytes, over the NATS max_payload of " +
+              std::to_string(max_payload) + ": raise max_payload on the NATS server"));
+        }
+        std::string id = std::to_string(t.index) + "." + std::to_string(task.chunk) + "." +
+                         std::to_string(seq++);
+        s = nats_->PublishAsync(bus::SubjectData(name, t.index), encoded, id,
+                                {{bus::kHeaderBundleId, id},
+                                 {bus::kHeaderTable, std::to_string(t.index)},
+                                 {bus::kHeaderRows, std::to_string(b.rows())}});
+        if (!s.ok()) return fail(s);
+        rows += b.rows();
+        ++bundles;
+        progress->Add(static_cast<size_t>(t.index), b.rows(), encoded.size());
+        std::lock_guard<std::mutex> l(mu);
+        stats.bytes += encoded.size();
+      }
+      std::lock_guard<std::mutex> l(mu);
+      stats.rows[static_cast<size_t>(t.index)] += rows;
+      stats.bundles[static_cast<size_t>(t.index)] += bundles;
+    }
+  };
+  {
+    ReadProgress progress(nats_, name, tables.size());
+    std::vector<std::thread> threads;
+    int n = std::max(1, std::min<int>(config_.readers, static_cast<int>(tasks.size())));
+    for (int i = 0; i < n; ++i) threads.emplace_back(worker, &progress);
+    for (auto& th : threads) th.join();
+  }
+  Status waited = nats_->WaitPublished(std::chrono::seconds(120));
+  if (!first_error.ok()) return first_error;
+  DBS_RETURN_IF_ERROR(waited);
+
+  json done = {{"tables", json::array()}};
+  for (const PlannedTable& t : tables) {
+    done["tables"].push_back({{"index", t.index},
+                              {"rows", stats.rows[static_cast<size_t>(t.index)]},
+                              {"bundles", stats.bundles[static_cast<size_t>(t.index)]}});
+  }
+  DBS_RETURN_IF_ERROR(nats_->Publish(bus::SubjectDone(name), done.dump(), "done").status());
+  Log(LogLevel::kInfo, "reader", "snapshot published", {F("stream", name)});
+  return stats;
+}
+
+}  // namespace dbs

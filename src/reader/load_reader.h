@@ -1,0 +1,57 @@
+// The load (snapshot) side of a stream: resolves the tables to read, pins a consistent
+// snapshot, and publishes metadata and bundles to JetStream.
+//
+// Contract:
+//  - Run() blocks until every selected table was read and published (or the first error),
+//    using `config.readers` parallel read connections. Memory is bounded: each reader holds
+//    one bundle, and at most kMaxPendingPublishes publish acknowledgements are outstanding.
+//  - Bundle ids are "<table>.<chunk>.<seq>" — unique within a run; published as Nats-Msg-Id,
+//    so a re-published bundle is dropped by the broker's de-duplication window.
+//  - Stop() may be called from another thread; Run() then returns Cancelled soon after.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bus/jetstream.h"
+#include "config/stream_config.h"
+#include "core/result.h"
+#include "core/schema.h"
+#include "sources/source.h"
+
+namespace dbs {
+
+// One table of a run: what is read, and under which number it travels.
+struct PlannedTable {
+  int index = 0;
+  TableSchema schema;         // the read columns only, in read order
+  TableSelector selector;     // the selector that chose it
+  std::string target_name;    // target table name (selector.target or the source name)
+};
+
+// Resolves selectors against the source: wildcards, excludes, column selection, custom
+// queries. NotFound when a plain (non-wildcard) name does not exist or nothing matches.
+Result<std::vector<PlannedTable>> PlanTables(Source* source, const StreamConfig& config);
+
+struct ReaderStats {
+  std::vector<uint64_t> rows;     // per planned table
+  std::vector<uint64_t> bundles;  // per planned table
+  uint64_t bytes = 0;             // encoded bytes published
+};
+
+class LoadReader {
+ public:
+  LoadReader(const StreamConfig& config, bus::NatsConnection* nats);
+  Result<ReaderStats> Run();
+  void Stop() { stop_.store(true); }
+
+ private:
+  const StreamConfig& config_;
+  bus::NatsConnection* nats_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace dbs

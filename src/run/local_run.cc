@@ -1,0 +1,215 @@
+#include "run/local_run.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "bus/embedded_nats.h"
+#include "bus/jetstream.h"
+#include "bus/protocol.h"
+#include "core/logging.h"
+#include "reader/load_reader.h"
+#include "writer/load_writer.h"
+
+namespace dbs {
+
+using nlohmann::json;
+
+namespace {
+
+// Aggregates progress samples from the reader and every writer.
+class ProgressBoard {
+ public:
+  void OnSample(std::string_view data) {
+    json j = json::parse(data, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return;
+    std::lock_guard<std::mutex> l(mu_);
+    const std::string kind = j.value("kind", "");
+    if (kind == "read" && j["rows"].is_array()) {
+      for (size_t i = 0; i < j["rows"].size(); ++i) {
+        Grow(i + 1);
+        tables_[i].read = j["rows"][i].get<uint64_t>();
+      }
+      bytes_ = j.value("bytes", bytes_);
+    } else if (kind == "write" && j["rows"].is_object()) {
+      for (const auto& [k, v] : j["rows"].items()) {
+        size_t i = static_cast<size_t>(std::atoi(k.c_str()));
+        if (i > 100000) continue;
+        Grow(i + 1);
+        tables_[i].written += v.get<uint64_t>();
+      }
+    }
+  }
+  void SetPlan(std::vector<TableProgress> plan) {
+    std::lock_guard<std::mutex> l(mu_);
+    Grow(plan.size());
+    for (size_t i = 0; i < plan.size(); ++i) {
+      tables_[i].name = plan[i].name;
+      tables_[i].estimate = plan[i].estimate;
+    }
+  }
+  std::vector<TableProgress> Snapshot(uint64_t* bytes) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (bytes) *bytes = bytes_;
+    return tables_;
+  }
+
+ private:
+  void Grow(size_t n) {
+    if (tables_.size() < n) tables_.resize(n);
+  }
+  std::mutex mu_;
+  std::vector<TableProgress> tables_;
+  uint64_t bytes_ = 0;
+};
+
+Result<std::unique_ptr<bus::NatsConnection>> Connect(const std::string& url,
+                                                     const std::string& name) {
+  bus::NatsOptions o;
+  o.url = url;
+  o.name = name;
+  o.request_timeout = std::chrono::seconds(30);
+  return bus::NatsConnection::Connect(o);
+}
+
+}  // namespace
+
+std::string RunSummary::Mismatches() const {
+  std::string bad;
+  for (const TableVerdict& v : verdicts) {
+    if (!v.match()) bad += (bad.empty() ? "" : ", ") + v.source_table;
+  }
+  return bad;
+}
+
+Result<RunSummary> RunLocal(const StreamConfig& config, const LocalRunOptions& options,
+                            const ProgressFn& on_progress) {
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<bus::EmbeddedNats> embedded;
+  std::string url = options.nats_url;
+  std::string store;
+  if (url.empty()) {
+    store = options.data_dir + "/run-" + config.name + "-" + std::to_string(getpid());
+    bus::EmbeddedNatsOptions eo;
+    eo.data_dir = store;
+    DBS_ASSIGN_OR_RETURN(embedded, bus::EmbeddedNats::Start(eo));
+    url = embedded->url();
+  }
+  DBS_ASSIGN_OR_RETURN(auto reader_conn, Connect(url, "dbstreams-reader"));
+  DBS_ASSIGN_OR_RETURN(auto watch_conn, Connect(url, "dbstreams-run"));
+  ProgressBoard board;
+  DBS_ASSIGN_OR_RETURN(auto sub, bus::Subscription::Create(
+                                     watch_conn.get(), bus::SubjectProgress(config.name),
+                                     [&board](std::string_view, std::string_view data) {
+                                       board.OnSample(data);
+                                     }));
+
+  LoadReader reader(config, reader_conn.get());
+  Result<ReaderStats> reader_result = Status::Internal("reader did not run");
+  std::atomic<bool> reader_done{false};
+  std::thread reader_thread([&] {
+    reader_result = reader.Run();
+    reader_done.store(true);
+  });
+
+  const int n = std::max(1, options.writers);
+  std::vector<std::unique_ptr<bus::NatsConnection>> writer_conns;
+  std::vector<std::unique_ptr<LoadWriter>> writers;
+  std::vector<Status> writer_status(static_cast<size_t>(n));
+  std::vector<std::thread> writer_threads;
+  std::atomic<int> writers_running{n};
+  Status setup;
+  for (int i = 0; i < n && setup.ok(); ++i) {
+    auto c = Connect(url, "dbstreams-writer-" + std::to_string(i));
+    if (!c.ok()) {
+      setup = c.status();
+      break;
+    }
+    writer_conns.push_back(std::move(c).value());
+    WriterOptions wo;
+    wo.writer_id = "writer-" + std::to_string(i);
+    writers.push_back(std::make_unique<LoadWriter>(config, writer_conns.back().get(), wo));
+  }
+  if (setup.ok()) {
+    for (int i = 0; i < n; ++i) {
+      writer_threads.emplace_back([&, i] {
+        writer_status[static_cast<size_t>(i)] = writers[static_cast<size_t>(i)]->Run();
+        writers_running.fetch_sub(1);
+      });
+    }
+  } else {
+    writers_running.store(0);
+  }
+
+  // Watch: progress, the plan (for names and estimates), and failures of either side.
+  bool have_plan = false;
+  while (writers_running.load() > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (!have_plan) {
+      auto plan = reader_conn->GetLastMessage(bus::JetStreamName(config.name),
+                                              bus::SubjectPlan(config.name));
+      if (plan.ok()) {
+        json p = json::parse(*plan, nullptr, false);
+        std::vector<TableProgress> tp;
+        if (!p.is_discarded() && p.contains("tables")) {
+          for (const json& t : p["tables"]) {
+            TableProgress x;
+            x.name = t.value("name", "");
+            auto meta = reader_conn->GetLastMessage(
+                bus::JetStreamName(config.name),
+                bus::SubjectMeta(config.name, t.value("index", 0)));
+            if (meta.ok()) {
+              json m = json::parse(*meta, nullptr, false);
+              if (!m.is_discarded() && m.contains("table")) {
+                x.estimate = m["table"].value("estimatedRows", uint64_t{0});
+              }
+            }
+            tp.push_back(std::move(x));
+          }
+        }
+        board.SetPlan(std::move(tp));
+        have_plan = true;
+      }
+    }
+    if (reader_done.load() && !reader_result.ok()) {
+      for (auto& w : writers) w->Stop();
+    }
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (on_progress) on_progress(board.Snapshot(nullptr), elapsed);
+  }
+  for (auto& t : writer_threads) t.join();
+  if (!reader_done.load()) reader.Stop();
+  reader_thread.join();
+  sub.reset();
+
+  if (!setup.ok()) return setup;
+  if (!reader_result.ok()) return reader_result.status();
+  for (const Status& s : writer_status) {
+    if (!s.ok()) return s;
+  }
+  RunSummary summary;
+  summary.tables = board.Snapshot(&summary.bytes);
+  // The final counts come from the reader itself (progress samples may lag).
+  for (size_t i = 0; i < summary.tables.size() && i < reader_result->rows.size(); ++i) {
+    summary.tables[i].read = reader_result->rows[i];
+  }
+  summary.bytes = reader_result->bytes;
+  summary.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (embedded) {
+    embedded->Stop();
+    std::error_code ec;
+    std::filesystem::remove_all(store, ec);
+  }
+  if (config.verify) {
+    DBS_ASSIGN_OR_RETURN(summary.verdicts, VerifyStream(config));
+  }
+  return summary;
+}
+
+}  // namespace dbs

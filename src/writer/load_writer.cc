@@ -1,0 +1,195 @@
+#include "writer/load_writer.h"
+
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "bus/protocol.h"
+#include "core/logging.h"
+
+namespace dbs {
+
+using nlohmann::json;
+
+LoadWriter::LoadWriter(const StreamConfig& config, bus::NatsConnection* nats,
+                       WriterOptions options)
+    : config_(config), nats_(nats), options_(std::move(options)) {}
+
+namespace {
+
+// Parses a stored JSON control message; Corruption when it is not an object.
+Result<json> ParseJson(const std::string& text, const std::string& what) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return Status::Corruption(what + " is not valid JSON");
+  return j;
+}
+
+}  // namespace
+
+Result<LoadWriter::TableState*> LoadWriter::Table(Sink* sink, int index) {
+  auto it = tables_.find(index);
+  if (it != tables_.end() && it->second.prepared) return &it->second;
+  DBS_ASSIGN_OR_RETURN(std::string text,
+                       nats_->GetLastMessage(bus::JetStreamName(config_.name),
+                                             bus::SubjectMeta(config_.name, index)));
+  DBS_ASSIGN_OR_RETURN(json meta, ParseJson(text, "table metadata"));
+  if (!meta.contains("table") || !meta.contains("target") || !meta["target"].is_string()) {
+    return Status::Corruption("table metadata " + std::to_string(index) + " is incomplete");
+  }
+  DBS_ASSIGN_OR_RETURN(TableSchema schema, TableFromJson(meta["table"]));
+  schema.name = meta["target"].get<std::string>();
+  TableState& st = tables_[index];
+  st.schema = std::move(schema);
+  DBS_ASSIGN_OR_RETURN(TargetTable target, sink->PrepareTable(st.schema));
+  for (const std::string& w : target.warnings) {
+    Log(LogLevel::kWarn, "writer", w, {F("table", target.schema + "." + target.name)});
+  }
+  st.prepared = true;
+  return &st;
+}
+
+Status LoadWriter::PublishStatus(const std::string& state, const std::string& error) {
+  json j = {{"state", state}, {"writer", options_.writer_id}};
+  if (!error.empty()) j["error"] = error;
+  // One status per stream: the first writer's wins (broker de-duplication by id).
+  return nats_->Publish(bus::SubjectStatus(config_.name), j.dump(), "status").status();
+}
+
+Result<bool> LoadWriter::CheckFinished(Sink* sink) {
+  const std::string js = bus::JetStreamName(config_.name);
+  auto status = nats_->GetLastMessage(js, bus::SubjectStatus(config_.name));
+  if (status.ok()) {
+    DBS_ASSIGN_OR_RETURN(json st, ParseJson(*status, "stream status"));
+    if (st.value("state", "") == "complete") return true;
+    return Status::Aborted("the stream failed: " + st.value("error", "unknown error"))
+        .WithRetry(Retry::kFail);
+  }
+  if (status.status().code() != StatusCode::kNotFound) return status.status();
+  auto done = nats_->GetLastMessage(js, bus::SubjectDone(config_.name));
+  if (!done.ok()) {
+    if (done.status().code() == StatusCode::kNotFound) return false;
+    return done.status();
+  }
+  DBS_ASSIGN_OR_RETURN(auto cs, nats_->GetConsumerState(js, bus::WritersDurable(config_.name)));
+  if (cs.num_pending != 0 || cs.num_ack_pending != 0) return false;
+  // All data is committed. Make sure every table exists (empty tables sent no bundle).
+  DBS_ASSIGN_OR_RETURN(json d, ParseJson(*done, "reader done event"));
+  std::vector<TableSchema> all;
+  for (const json& t : d["tables"]) {
+    if (!t.contains("index") || !t["index"].is_number_integer()) {
+      return Status::Corruption("reader done event lists a table without index");
+    }
+    DBS_ASSIGN_OR_RETURN(TableState * ts, Table(sink, t["index"].get<int>()));
+    all.push_back(ts->schema);
+  }
+  DBS_RETURN_IF_ERROR(sink->FinishStream(all));
+  DBS_RETURN_IF_ERROR(PublishStatus("complete", ""));
+  Log(LogLevel::kInfo, "writer", "stream complete",
+      {F("stream", config_.name), F("writer", options_.writer_id)});
+  return true;
+}
+
+Status LoadWriter::Run() {
+  const std::string js = bus::JetStreamName(config_.name);
+  // Wait for the reader's plan: it also means the JetStream stream exists.
+  auto deadline = std::chrono::steady_clock::now() + options_.plan_timeout;
+  while (true) {
+    auto plan = nats_->GetLastMessage(js, bus::SubjectPlan(config_.name));
+    if (plan.ok()) break;
+    if (plan.status().code() != StatusCode::kNotFound || stop_.load() ||
+        std::chrono::steady_clock::now() > deadline) {
+      return stop_.load() ? Status::Cancelled("stopped")
+                          : plan.status().WithContext("waiting for the reader's plan of stream " +
+                                                      config_.name);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  SinkOptions so;
+  so.stream = config_.name;
+  so.target_schema = config_.target_schema;
+  so.schema_policy = config_.schema_policy;
+  so.write_mode = config_.write_mode;
+  so.structure = config_.structure;
+  so.zero_date = config_.zero_date;
+  DBS_ASSIGN_OR_RETURN(auto sink, Sink::Open(config_.target, so));
+
+  bus::ConsumerSpec cs;
+  cs.stream = js;
+  cs.durable = bus::WritersDurable(config_.name);
+  cs.filter_subject = bus::SubjectDataAll(config_.name);
+  cs.ack_wait = std::chrono::seconds(120);
+  cs.max_ack_pending = 4096;
+  DBS_ASSIGN_OR_RETURN(auto consumer, bus::PullConsumer::Create(nats_, cs));
+
+  int backoff_ms = 100;
+  while (!stop_.load()) {
+    DBS_ASSIGN_OR_RETURN(auto msgs, consumer->Fetch(options_.fetch_batch, options_.fetch_wait));
+    if (msgs.empty()) {
+      auto finished = CheckFinished(sink.get());
+      if (!finished.ok()) {
+        if (finished.status().retryable()) continue;
+        return finished.status();
+      }
+      if (*finished) return Status::Ok();
+      continue;
+    }
+    // Decode and group; the bundles stay alive until the batch is applied.
+    std::vector<Bundle> bundles;
+    bundles.reserve(msgs.size());
+    std::vector<BundleRef> refs;
+    std::vector<std::string> ids;
+    ids.reserve(msgs.size());
+    std::map<int, uint64_t> rows_by_table;
+    Status batch_status;
+    for (const auto& m : msgs) {
+      int index = std::atoi(m->header(bus::kHeaderTable).c_str());
+      auto table = Table(sink.get(), index);
+      if (!table.ok()) {
+        batch_status = table.status();
+        break;
+      }
+      auto b = DecodeBundle(m->data());
+      if (!b.ok()) {
+        batch_status = b.status().WithContext("bundle " + m->header(bus::kHeaderBundleId));
+        break;
+      }
+      bundles.push_back(std::move(b).value());
+      ids.push_back(m->header(bus::kHeaderBundleId));
+      rows_by_table[index] += bundles.back().rows();
+    }
+    if (batch_status.ok()) {
+      for (size_t i = 0; i < bundles.size(); ++i) {
+        int index = std::atoi(msgs[i]->header(bus::kHeaderTable).c_str());
+        refs.push_back({ids[i], &tables_[index].schema, &bundles[i]});
+      }
+      auto applied = sink->Apply(refs);
+      if (!applied.ok()) batch_status = applied.status();
+    }
+    if (!batch_status.ok()) {
+      if (batch_status.retryable()) {
+        Log(LogLevel::kWarn, "writer", "retrying after a transient error",
+            {F("error", batch_status.ToString())});
+        for (const auto& m : msgs) (void)m->Nak();
+        std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+        backoff_ms = std::min(backoff_ms * 2, 5000);
+        continue;
+      }
+      (void)PublishStatus("failed", batch_status.ToString());
+      return batch_status;
+    }
+    backoff_ms = 100;
+    for (const auto& m : msgs) {
+      Status s = m->Ack();
+      if (!s.ok()) {
+        // The data is committed; a lost ack only causes a redelivery, which is skipped.
+        Log(LogLevel::kWarn, "writer", "ack failed", {F("error", s.ToString())});
+      }
+    }
+    json p = {{"kind", "write"}, {"writer", options_.writer_id}, {"rows", json::object()}};
+    for (const auto& [t, n] : rows_by_table) p["rows"][std::to_string(t)] = n;
+    (void)nats_->PublishCore(bus::SubjectProgress(config_.name), p.dump());
+  }
+  return Status::Cancelled("stopped");
+}
+
+}  // namespace dbs

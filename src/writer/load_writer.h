@@ -1,0 +1,56 @@
+// The write side of a load: consumes bundles from the stream's shared durable consumer and
+// applies them to the target exactly once (see Sink). Any number of LoadWriters — threads or
+// processes — may consume one stream; each message goes to one of them.
+//
+// Contract:
+//  - Run() returns OK once the stream is complete: the reader published its "done" event,
+//    every bundle is acknowledged, and indexes/foreign keys were created (by whichever writer
+//    got there first). It returns the error when the stream failed (here or elsewhere).
+//  - A message is acknowledged only after the transaction that wrote it committed; retryable
+//    errors leave it unacknowledged (it is redelivered), others fail the stream.
+//  - Stop() may be called from another thread.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "bus/jetstream.h"
+#include "config/stream_config.h"
+#include "core/result.h"
+#include "sinks/sink.h"
+
+namespace dbs {
+
+struct WriterOptions {
+  std::string writer_id = "writer";
+  int fetch_batch = 128;                                   // messages per fetch
+  std::chrono::milliseconds fetch_wait{250};
+  std::chrono::milliseconds plan_timeout{120000};          // wait for the reader's plan
+};
+
+class LoadWriter {
+ public:
+  LoadWriter(const StreamConfig& config, bus::NatsConnection* nats, WriterOptions options);
+  Status Run();
+  void Stop() { stop_.store(true); }
+
+ private:
+  struct TableState {
+    TableSchema schema;   // source description, name replaced by the target name
+    bool prepared = false;
+  };
+  Result<TableState*> Table(Sink* sink, int index);
+  // Returns OK(true) when the stream completed, OK(false) when not yet.
+  Result<bool> CheckFinished(Sink* sink);
+  Status PublishStatus(const std::string& state, const std::string& error);
+
+  const StreamConfig& config_;
+  bus::NatsConnection* nats_;
+  WriterOptions options_;
+  std::atomic<bool> stop_{false};
+  std::map<int, TableState> tables_;
+};
+
+}  // namespace dbs
