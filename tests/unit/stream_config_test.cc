@@ -112,3 +112,18 @@ TEST(StreamConfig, TablePatterns) {
 
 }  // namespace
 }  // namespace dbs
+
+namespace dbs {
+namespace {
+
+TEST(StreamConfig, DocumentedExamplesParse) {
+  for (const char* f : {"mysql-to-postgres.json", "postgres-to-postgres.json"}) {
+    auto c = LoadStreamConfigFile(std::string(DBS_SOURCE_DIR) + "/docs/examples/" + f);
+    EXPECT_TRUE(c.ok()) << f << ": " << c.status().ToString();
+  }
+  auto missing = LoadStreamConfigFile("/nonexistent/stream.json");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace dbs
