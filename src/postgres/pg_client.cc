@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "typemap/sql.h"
+
 namespace dbs::pg {
 
 const char kSessionSettingsSql[] =
@@ -93,6 +95,9 @@ Result<ConnPtr> Connect(const ConnectionConfig& config) {
     // clients: the same call may succeed later.
     return Status(StatusCode::kUnavailable, Retry::kRetry, text);
   }
+  // Notices ("relation already exists, skipping", ...) are not errors: keep them off stderr.
+  PQsetNoticeProcessor(
+      conn.get(), [](void*, const char*) {}, nullptr);
   ResultPtr res(PQexec(conn.get(), kSessionSettingsSql));
   if (PQresultStatus(res.get()) != PGRES_COMMAND_OK) {
     return ErrorStatus(conn.get(), res.get(), "setting up the session on " + where);
@@ -194,35 +199,14 @@ int64_t Int(const PGresult* res, int row, int col) {
 
 bool Bool(const PGresult* res, int row, int col) { return Text(res, row, col) == "t"; }
 
-std::string QuoteIdent(std::string_view name) {
-  std::string out;
-  out.reserve(name.size() + 2);
-  out += '"';
-  for (char c : name) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
+std::string QuoteIdent(std::string_view name) { return dbs::QuoteIdent(name, Dialect::kPostgres); }
 
 std::string QualifiedName(std::string_view schema, std::string_view name) {
-  if (schema.empty()) return QuoteIdent(name);
-  return QuoteIdent(schema) + "." + QuoteIdent(name);
+  return dbs::QualifiedName(schema, name, Dialect::kPostgres);
 }
 
 std::string QuoteLiteral(std::string_view text) {
-  const bool backslash = text.find('\\') != std::string_view::npos;
-  std::string out;
-  out.reserve(text.size() + 3);
-  if (backslash) out += 'E';
-  out += '\'';
-  for (char c : text) {
-    if (c == '\'' || (backslash && c == '\\')) out += c;
-    out += c;
-  }
-  out += '\'';
-  return out;
+  return dbs::QuoteLiteral(text, Dialect::kPostgres);
 }
 
 std::string TextArrayLiteral(const std::vector<std::string>& items) {

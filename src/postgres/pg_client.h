@@ -43,11 +43,11 @@ using FreePtr = std::unique_ptr<char, FreeDeleter>;
 // The SET statements every session runs after connecting.
 extern const char kSessionSettingsSql[];
 
-// Opens a connection and applies the session settings. Errors name the server (without the
-// password): Unavailable (retryable) when it cannot be reached, is starting up or shutting down,
-// or has too many clients; Unauthenticated for a wrong password, unknown role or no pg_hba.conf
-// entry; NotFound when the database does not exist; PermissionDenied without CONNECT privilege;
-// FailedPrecondition for SSL set-up errors.
+// Opens a connection and applies the session settings; server notices are dropped. Errors name the
+// server (without the password): Unavailable (retryable) when it cannot be reached, is starting up
+// or shutting down, or has too many clients; Unauthenticated for a wrong password, unknown role or
+// no pg_hba.conf entry; NotFound when the database does not exist; PermissionDenied without CONNECT
+// privilege; FailedPrecondition for SSL set-up errors.
 Result<ConnPtr> Connect(const ConnectionConfig& config);
 
 // The Status of a failed statement. `res` may be null (then the connection's error message is
@@ -89,11 +89,10 @@ inline bool IsNull(const PGresult* res, int row, int col) {
 int64_t Int(const PGresult* res, int row, int col);
 bool Bool(const PGresult* res, int row, int col);
 
-// "name" with " doubled: an identifier taken literally.
+// typemap's quoting (typemap/sql.h) for PostgreSQL: "name" with " doubled; "schema"."name";
+// 'text' with ' doubled (E'...' when it holds a backslash).
 std::string QuoteIdent(std::string_view name);
-// QuoteIdent(schema).QuoteIdent(name); just QuoteIdent(name) when schema is empty.
 std::string QualifiedName(std::string_view schema, std::string_view name);
-// 'text' with ' doubled (E'...' with \ doubled when the text holds a backslash).
 std::string QuoteLiteral(std::string_view text);
 // A text[] literal ({"a","b\"c"}) for passing a list as one parameter.
 std::string TextArrayLiteral(const std::vector<std::string>& items);
