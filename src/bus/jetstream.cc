@@ -357,8 +357,8 @@ Result<std::string> NatsConnection::GetLastMessage(const std::string& stream,
   return data;
 }
 
-Result<NatsConnection::ConsumerState> NatsConnection::GetConsumerState(
-    const std::string& stream, const std::string& durable) {
+Result<NatsConnection::ConsumerState> NatsConnection::GetConsumerState(const std::string& stream,
+                                                                       const std::string& durable) {
   jsConsumerInfo* ci = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   natsStatus s = js_GetConsumerInfo(&ci, js_, stream.c_str(), durable.c_str(), nullptr, &jerr);
@@ -394,9 +394,9 @@ Result<std::unique_ptr<Subscription>> Subscription::Create(NatsConnection* conn,
 
 void Subscription::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
   auto* self = static_cast<Subscription*>(closure);
-  self->handler_(natsMsg_GetSubject(msg),
-                 std::string_view(natsMsg_GetData(msg),
-                                  static_cast<size_t>(natsMsg_GetDataLength(msg))));
+  self->handler_(
+      natsMsg_GetSubject(msg),
+      std::string_view(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
   natsMsg_Destroy(msg);
 }
 

@@ -132,8 +132,8 @@ class NatsConnection {
   Result<std::string> GetLastMessage(const std::string& stream, const std::string& subject);
 
   struct ConsumerState {
-    uint64_t num_pending = 0;      // not yet delivered
-    int64_t num_ack_pending = 0;   // delivered, not yet acknowledged
+    uint64_t num_pending = 0;     // not yet delivered
+    int64_t num_ack_pending = 0;  // delivered, not yet acknowledged
     int64_t num_redelivered = 0;
   };
   Result<ConsumerState> GetConsumerState(const std::string& stream, const std::string& durable);

@@ -202,11 +202,8 @@ Result<ReaderStats> LoadReader::Run() {
         tasks.push_back({&t, static_cast<int>(i), ranges[i]});
       }
     }
-    json meta = {{"index", t.index},
-                 {"table", ToJson(t.schema)},
-                 {"target", t.target_name}};
-    DBS_RETURN_IF_ERROR(
-        nats_->Publish(bus::SubjectMeta(name, t.index), meta.dump()).status());
+    json meta = {{"index", t.index}, {"table", ToJson(t.schema)}, {"target", t.target_name}};
+    DBS_RETURN_IF_ERROR(nats_->Publish(bus::SubjectMeta(name, t.index), meta.dump()).status());
   }
   json plan = {{"stream", name},
                {"tables", json::array()},

@@ -189,7 +189,8 @@ Result<TableChecksum> ChecksumTable(Snapshot* snapshot, const ReadSpec& spec,
   }
   for (const std::string& n : spec.columns) {
     int i = spec.table.FindColumn(n);
-    if (i < 0) return Status::NotFound("column " + n + " not found in " + spec.table.QualifiedName());
+    if (i < 0)
+      return Status::NotFound("column " + n + " not found in " + spec.table.QualifiedName());
     cols.push_back(&spec.table.columns[static_cast<size_t>(i)]);
   }
   bool more = true;

@@ -11,8 +11,7 @@ namespace dbs {
 
 using nlohmann::json;
 
-LoadWriter::LoadWriter(const StreamConfig& config, bus::NatsConnection* nats,
-                       WriterOptions options)
+LoadWriter::LoadWriter(const StreamConfig& config, bus::NatsConnection* nats, WriterOptions options)
     : config_(config), nats_(nats), options_(std::move(options)) {}
 
 namespace {
@@ -118,7 +117,7 @@ Status LoadWriter::Run() {
   cs.stream = js;
   cs.durable = bus::WritersDurable(config_.name);
   cs.filter_subject = bus::SubjectDataAll(config_.name);
-  cs.ack_wait = std::chrono::seconds(120);
+  cs.ack_wait = options_.ack_wait;
   cs.max_ack_pending = 4096;
   DBS_ASSIGN_OR_RETURN(auto consumer, bus::PullConsumer::Create(nats_, cs));
 
