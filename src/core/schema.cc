@@ -31,6 +31,7 @@ json ColumnJson(const Column& c) {
             {"nullable", c.nullable}};
   if (c.element_type != LogicalType::kNone) j["elementType"] = LogicalTypeName(c.element_type);
   PutOpt(&j, "default", c.default_expr);
+  PutOpt(&j, "onUpdate", c.on_update);
   PutOpt(&j, "length", c.length);
   PutOpt(&j, "precision", c.precision);
   PutOpt(&j, "scale", c.scale);
@@ -144,6 +145,7 @@ Status ParseColumn(const json& j, const std::string& path, Column* c) {
   if (f.Find("elementType", false)) f.Type("elementType", &c->element_type, false);
   f.Bool("nullable", &c->nullable);
   f.OptStr("default", &c->default_expr);
+  f.OptStr("onUpdate", &c->on_update);
   f.OptUInt("length", &c->length);
   f.OptUInt("precision", &c->precision);
   f.OptUInt("scale", &c->scale);

@@ -24,6 +24,7 @@ struct Column {
   LogicalType element_type = LogicalType::kNone;  // for kArray
   bool nullable = true;
   std::optional<std::string> default_expr;  // source SQL text of the default
+  std::optional<std::string> on_update;     // MySQL ON UPDATE expression (CURRENT_TIMESTAMP)
   std::optional<uint32_t> length;           // chars (text) / bytes (binary) / bits (bit)
   std::optional<uint32_t> precision;        // decimal digits; fractional seconds for time
   std::optional<uint32_t> scale;

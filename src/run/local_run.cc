@@ -92,6 +92,18 @@ Result<RunSummary> RunLocal(const StreamConfig& config, const LocalRunOptions& o
   std::unique_ptr<bus::EmbeddedNats> embedded;
   std::string url = options.nats_url;
   std::string store;
+  // Stops the embedded server and removes its store on every way out of this function.
+  struct StoreCleanup {
+    std::unique_ptr<bus::EmbeddedNats>* server;
+    std::string* dir;
+    ~StoreCleanup() {
+      if (*server) (*server)->Stop();
+      if (!dir->empty()) {
+        std::error_code ec;
+        std::filesystem::remove_all(*dir, ec);
+      }
+    }
+  } cleanup{&embedded, &store};
   if (url.empty()) {
     store = options.data_dir + "/run-" + config.name + "-" + std::to_string(getpid());
     bus::EmbeddedNatsOptions eo;
@@ -201,11 +213,6 @@ Result<RunSummary> RunLocal(const StreamConfig& config, const LocalRunOptions& o
   summary.bytes = reader_result->bytes;
   summary.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (embedded) {
-    embedded->Stop();
-    std::error_code ec;
-    std::filesystem::remove_all(store, ec);
-  }
   if (config.verify) {
     DBS_ASSIGN_OR_RETURN(summary.verdicts, VerifyStream(config));
   }

@@ -44,7 +44,7 @@ struct SinkOptions {
   SchemaPolicy schema_policy = SchemaPolicy::kCreateMissing;
   WriteMode write_mode = WriteMode::kAppend;
   StructureOptions structure;
-  ZeroDatePolicy zero_date = ZeroDatePolicy::kNull;
+  ZeroDatePolicy zero_date = ZeroDatePolicy::kError;
 };
 
 class Sink {

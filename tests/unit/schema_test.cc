@@ -35,7 +35,10 @@ TableSchema Sample() {
   Column total = Col("total", "decimal(14,2)", LogicalType::kDecimal);
   total.generated_expr = "amount * 1.2";
   total.generated_stored = true;
-  t.columns = {id, status, amount, tags, total};
+  Column changed = Col("changed", "datetime(6)", LogicalType::kTimestamp);
+  changed.default_expr = "CURRENT_TIMESTAMP(6)";
+  changed.on_update = "CURRENT_TIMESTAMP(6)";
+  t.columns = {id, status, amount, tags, total, changed};
   t.primary_key = {"id"};
   Index ix;
   ix.name = "ix_status";

@@ -1,0 +1,27 @@
+// The PostgreSQL source (libpq), chosen by Source::Open for postgres:// connections.
+//
+// Besides the Source contract (sources/source.h):
+//  - Open() connects the control connection; its errors say why (Unavailable and retryable
+//    when the server cannot be reached, Unauthenticated, NotFound for a missing database).
+//  - BeginSnapshot() opens its own connection and keeps a REPEATABLE READ READ ONLY transaction
+//    open for the Snapshot's lifetime; it exports that snapshot (pg_export_snapshot) and records
+//    pg_current_wal_lsn() (pg_last_wal_replay_lsn() on a standby) as the position. Each reader
+//    connects anew and imports the snapshot (SET TRANSACTION SNAPSHOT), so readers on any
+//    number of threads see exactly the same data. The position is read just after the snapshot
+//    is taken: commits in between are in the WAL before the position but not in the snapshot,
+//    so an exact CDC hand-off takes its snapshot from a replication slot instead.
+//  - Split() divides a single-column integer primary key's [min, max] into equal ranges of
+//    about rows_per_chunk rows by the pg_class.reltuples estimate (the key span when the table
+//    was never analyzed); the first and last ranges are open-ended.
+#pragma once
+
+#include <memory>
+
+#include "core/result.h"
+#include "sources/source.h"
+
+namespace dbs {
+
+Result<std::unique_ptr<Source>> OpenPostgresSource(const ConnectionConfig& config);
+
+}  // namespace dbs

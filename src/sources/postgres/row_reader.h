@@ -1,0 +1,36 @@
+// The PostgreSQL RowReader: streams
+//   COPY (SELECT <cols> FROM <table> WHERE <range> AND (<filter>) [LIMIT n]) TO STDOUT
+//        (FORMAT binary)
+// and decodes each field straight into the bundle's ColumnVectors.
+//
+// Which binary form each column travels in is decided when the reader opens, from the column's
+// logical type and the type the server reports for it (domains resolved):
+//  - binary, decoded by pg_decode: bool, int2/4/8, oid/xid/cid, xid8, float4/8, numeric, text,
+//    varchar, bpchar, name, citext, bytea, json, jsonb, uuid, bit, varbit, date, time, timetz,
+//    timestamp, timestamptz, interval, enums, and arrays of all of these;
+//  - cast in the SELECT so the wire carries a type decoded above: every other type whose
+//    logical type is text (inet, cidr, macaddr, xml, tsvector, geometric types, ranges,
+//    composites, ... as `col::text`; arrays of them as `col::text[]`), money as `col::numeric`,
+//    PostGIS geometry/geography as int4send(ST_SRID(col)) || ST_AsBinary(col).
+//
+// Memory: one CopyData row buffer at a time plus what Next() appends to the caller's bundle.
+// Not thread-safe (one reader per thread). On an error the bundle passed to Next() is left in an
+// unspecified state (columns may differ in length) and must be discarded; the reader then keeps
+// returning that error.
+#pragma once
+
+#include <memory>
+
+#include "core/result.h"
+#include "postgres/pg_client.h"
+#include "sources/source.h"
+
+namespace dbs::pg {
+
+// Takes over `conn`, which must already be in the transaction (snapshot) to read from, and
+// starts the COPY. Errors: NotFound for a missing table or column, PermissionDenied without
+// SELECT privilege, FailedPrecondition when a column's type changed since it was described,
+// InvalidArgument when the filter or query does not parse.
+Result<std::unique_ptr<RowReader>> OpenRowReader(ConnPtr conn, const ReadSpec& spec);
+
+}  // namespace dbs::pg

@@ -1,0 +1,19 @@
+// Source::Open: picks the implementation by engine. One line per engine.
+#include "sources/source.h"
+
+#include "sources/postgres/postgres_source.h"
+
+namespace dbs {
+
+Result<std::unique_ptr<Source>> Source::Open(const ConnectionConfig& config) {
+  switch (config.engine) {
+    case Engine::kPostgres:
+      return OpenPostgresSource(config);
+    default:
+      break;
+  }
+  return Status::Unsupported("no source for " + std::string(EngineName(config.engine)) +
+                             " connections in this build");
+}
+
+}  // namespace dbs
