@@ -268,12 +268,18 @@ Status MysqlConnection::Exec(std::string_view sql, std::string_view context) {
   if (mysql_real_query(m, sql.data(), static_cast<unsigned long>(sql.size())) != 0) {
     return LastError(context);
   }
-  // Discard any result set (and further results of a multi-result statement).
-  do {
-    ResultHandle r(mysql_store_result(m));
-    if (r == nullptr && mysql_field_count(m) != 0) return LastError(context);
-  } while (mysql_next_result(m) == 0);
-  if (mysql_errno(m) != 0) return LastError(context);
+  // Discard any result set (and further results of a multi-result statement). Only calls
+  // mysql_next_result when there is one: it resets mysql_affected_rows().
+  while (true) {
+    if (mysql_field_count(m) != 0) {
+      ResultHandle r(mysql_store_result(m));
+      if (r == nullptr) return LastError(context);
+    }
+    if (!mysql_more_results(m)) break;
+    const int rc = mysql_next_result(m);
+    if (rc > 0) return LastError(context);
+    if (rc < 0) break;
+  }
   return Status::Ok();
 }
 
