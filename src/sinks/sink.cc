@@ -1,0 +1,20 @@
+// Sink::Open: picks the implementation by engine. One line per engine.
+#include "sinks/sink.h"
+
+#include "sinks/mysql/mysql_sink.h"
+
+namespace dbs {
+
+Result<std::unique_ptr<Sink>> Sink::Open(const ConnectionConfig& config,
+                                         const SinkOptions& options) {
+  switch (config.engine) {
+    case Engine::kMysql:
+      return OpenMysqlSink(config, options);
+    default:
+      break;
+  }
+  return Status::Unsupported("no sink for " + std::string(EngineName(config.engine)) +
+                             " targets in this build");
+}
+
+}  // namespace dbs
