@@ -17,12 +17,13 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
-#include <sstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "config/connection.h"
 #include "core/temporal.h"
+#include "run/local_run.h"
 #include "sinks/mysql/mysql_sink.h"
 #include "sources/mysql/mysql_source.h"
 #include "support/servers.h"
@@ -369,8 +370,9 @@ TEST_F(MysqlSourceSinkTest, SharedZooCopiesExactly) {
   ASSERT_TRUE(in.good());
   std::stringstream sql;
   sql << in.rdbuf();
-  Exec("DROP DATABASE IF EXISTS szoo_src; DROP DATABASE IF EXISTS szoo_dst; CREATE DATABASE "
-       "szoo_src");
+  Exec(
+      "DROP DATABASE IF EXISTS szoo_src; DROP DATABASE IF EXISTS szoo_dst; CREATE DATABASE "
+      "szoo_src");
   Exec("SET time_zone = '+00:00'; " + sql.str(), "szoo_src");
 
   ASSERT_OK_AND_ASSIGN(auto source, Source::Open(Config("szoo_src")));
@@ -781,6 +783,55 @@ ANALYZE TABLE big;)",
     ExpectSameRows("big_src", "big_dst2", "big");
     ASSERT_OK(sink->ForgetStream());
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The whole pipeline: `dbstreams run` (reader, 2 writers, NATS JetStream) with verification.
+
+TEST_F(MysqlSourceSinkTest, EndToEndRunVerifies) {
+  ForgetStreams({"mysql-e2e"});
+  Exec(
+      "DROP DATABASE IF EXISTS e2e_src; DROP DATABASE IF EXISTS e2e_dst; CREATE DATABASE "
+      "e2e_src");
+  Exec(kZooTable, "e2e_src");
+  Exec(std::string("SET time_zone = '+00:00'; SET sql_mode = ''; INSERT INTO zoo (") + kZooColumns +
+           ") VALUES " + kZooRows,
+       "e2e_src");
+  Exec(
+      "CREATE TABLE parent (id INT PRIMARY KEY, code VARCHAR(10) NOT NULL UNIQUE); CREATE TABLE "
+      "child (id BIGINT UNSIGNED PRIMARY KEY, parent_id INT, note TEXT, FOREIGN KEY (parent_id) "
+      "REFERENCES parent (id)); INSERT INTO parent VALUES (1, 'a'), (2, 'b'); INSERT INTO child "
+      "SELECT seq, 1 + seq % 2, REPEAT('n', seq % 50) FROM seq_1_to_5000; ANALYZE TABLE child",
+      "e2e_src");
+
+  testing::NatsServerOptions no;
+  no.max_payload = 16 << 20;  // the zoo has rows of several MB
+  ASSERT_OK_AND_ASSIGN(auto nats, testing::NatsServer::Start(no));
+  StreamConfig cfg;
+  cfg.name = "mysql-e2e";
+  cfg.source = Config("e2e_src");
+  cfg.target = Config("");
+  cfg.target_schema = "e2e_dst";
+  cfg.tables = {TableSelector{"*", {}, "", "", ""}};
+  cfg.bundle_size = 500;
+  cfg.split_rows = 1000;  // the child table goes in chunks
+  cfg.readers = 2;
+  LocalRunOptions lo;
+  lo.writers = 2;
+  lo.nats_url = nats->url();
+  ASSERT_OK_AND_ASSIGN(RunSummary summary, RunLocal(cfg, lo, nullptr));
+  EXPECT_EQ(summary.Mismatches(), "");
+  EXPECT_EQ(summary.verdicts.size(), 3u);
+  for (const TableVerdict& v : summary.verdicts) {
+    EXPECT_TRUE(v.match()) << v.source_table;
+    EXPECT_GT(v.source.rows, 0u) << v.source_table;
+  }
+  ExpectSameRows("e2e_src", "e2e_dst", "zoo");
+  ExpectSameRows("e2e_src", "e2e_dst", "parent");
+  ExpectSameRows("e2e_src", "e2e_dst", "child");
+  EXPECT_EQ(Scalar("SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE "
+                   "CONSTRAINT_SCHEMA = 'e2e_dst'"),
+            "1");
 }
 
 // ---------------------------------------------------------------------------------------------
