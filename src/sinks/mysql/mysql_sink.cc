@@ -40,7 +40,6 @@ struct MysqlSink::TablePlan {
 namespace {
 
 constexpr const char* kLog = "mysql";
-constexpr const char* kStateDb = "_dbstreams";
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
