@@ -237,6 +237,14 @@ Result<std::unique_ptr<MysqlConnection>> MysqlConnection::Open(const ConnectionC
     }
     return MysqlError(code, mysql_sqlstate(m), mysql_error(m), where);
   }
+  // Connector/C 3.3 goes on without TLS when the server offers none, even when told to
+  // enforce it: check, so "require" never means "plain text".
+  const bool tls_required = mode == "require" || mode == "verify-ca" || mode == "verify-full";
+  if (tls_required && mysql_get_ssl_cipher(m) == nullptr) {
+    return Status::FailedPrecondition(
+        "connecting to " + conn->endpoint_ + ": ssl mode '" + mode +
+        "' requires TLS, but the server did not offer it (is have_ssl YES on the server?)");
+  }
   conn->is_mariadb_ = mariadb_connection(m) != 0;
   conn->version_ = mysql_get_server_version(m);
 

@@ -21,8 +21,11 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "config/connection.h"
 #include "core/temporal.h"
+#include "mysql/mysql_client.h"
 #include "run/local_run.h"
 #include "sinks/mysql/mysql_sink.h"
 #include "sources/mysql/mysql_source.h"
@@ -441,6 +444,7 @@ TEST_F(MysqlSourceSinkTest, RedeliveredBundlesAreWrittenOnce) {
   std::vector<BundleRef> bad = {{"t.1.0", &t, &b7[0]}};
   auto failed = sink->Apply(bad);
   ASSERT_FALSE(failed.ok());
+  std::printf("[ message ] %s\n", failed.status().ToString().c_str());
   EXPECT_FALSE(failed.status().retryable());
   EXPECT_NE(failed.status().message().find("redo_dst.t"), std::string::npos)
       << failed.status().ToString();
@@ -539,6 +543,7 @@ TEST_F(MysqlSourceSinkTest, SchemaPoliciesAndWriteModes) {
   ASSERT_OK_AND_ASSIGN(auto s1, MysqlSink::Open(Config(""), so));
   auto r1 = s1->PrepareTable(t);
   ASSERT_FALSE(r1.ok());
+  std::printf("[ message ] %s\n", r1.status().ToString().c_str());
   EXPECT_EQ(r1.status().code(), StatusCode::kAlreadyExists) << r1.status().ToString();
 
   so.stream = "pol-b";
@@ -547,6 +552,7 @@ TEST_F(MysqlSourceSinkTest, SchemaPoliciesAndWriteModes) {
   ASSERT_OK_AND_ASSIGN(auto s2, MysqlSink::Open(Config(""), so));
   auto r2 = s2->PrepareTable(t);
   ASSERT_FALSE(r2.ok());
+  std::printf("[ message ] %s\n", r2.status().ToString().c_str());
   EXPECT_EQ(r2.status().code(), StatusCode::kFailedPrecondition) << r2.status().ToString();
 
   // truncate_and_load empties the table once per stream, not once per writer.
@@ -568,10 +574,63 @@ TEST_F(MysqlSourceSinkTest, SchemaPoliciesAndWriteModes) {
   ASSERT_OK_AND_ASSIGN(auto bundles, ReadAll(snap.get(), spec));
   auto w = s4->Apply({{"t.0.0", &t, &bundles[0]}});
   ASSERT_FALSE(w.ok());
+  std::printf("[ message ] %s\n", w.status().ToString().c_str());
   EXPECT_FALSE(w.status().retryable());
   EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument) << w.status().ToString();
   EXPECT_NE(w.status().message().find("pol_dst.t"), std::string::npos) << w.status().ToString();
   EXPECT_NE(w.status().message().find("'v'"), std::string::npos) << w.status().ToString();
+}
+
+// A value the client cannot encode (NaN: MySQL has none) aborts the load mid-stream; the batch
+// is rolled back and the sink keeps working.
+TEST_F(MysqlSourceSinkTest, EncodingErrorRollsBackAndSinkStaysUsable) {
+  ForgetStreams({"nan"});
+  Exec("DROP DATABASE IF EXISTS nan_dst");
+  TableSchema t;
+  t.schema = "nan_src";
+  t.name = "t";
+  Column id;
+  id.name = "id";
+  id.source_type = "int";
+  id.type = LogicalType::kInt32;
+  id.nullable = false;
+  Column d;
+  d.name = "d";
+  d.source_type = "double";
+  d.type = LogicalType::kFloat64;
+  t.columns = {id, d};
+  t.primary_key = {"id"};
+  auto make = [&](std::vector<std::pair<int, double>> rows) {
+    Bundle b;
+    b.columns.emplace_back(LogicalType::kInt32);
+    b.columns.emplace_back(LogicalType::kFloat64);
+    for (auto [k, v] : rows) {
+      b.columns[0].AppendInt(k);
+      b.columns[1].AppendFloat64(v);
+    }
+    return b;
+  };
+  // Enough good rows before the NaN that part of the file was already sent.
+  std::vector<std::pair<int, double>> rows;
+  for (int i = 1; i <= 50000; ++i) rows.emplace_back(i, i / 3.0);
+  rows.emplace_back(50001, std::nan(""));
+  Bundle bad = make(rows);
+  Bundle good = make({{1, 0.5}, {2, -0.25}});
+  SinkOptions so;
+  so.stream = "nan";
+  so.target_schema = "nan_dst";
+  ASSERT_OK_AND_ASSIGN(auto sink, MysqlSink::Open(Config(""), so));
+  ASSERT_OK(sink->PrepareTable(t).status());
+  auto r = sink->Apply({{"t.0.0", &t, &good}, {"t.0.1", &t, &bad}});
+  ASSERT_FALSE(r.ok());
+  std::printf("[ message ] %s\n", r.status().ToString().c_str());
+  EXPECT_FALSE(r.status().retryable());
+  EXPECT_NE(r.status().message().find("'d'"), std::string::npos);
+  EXPECT_NE(r.status().message().find("t.0.1"), std::string::npos);
+  EXPECT_EQ(Scalar("SELECT COUNT(*) FROM nan_dst.t"), "0");
+  ASSERT_OK_AND_ASSIGN(size_t n, sink->Apply({{"t.0.0", &t, &good}}));
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(Scalar("SELECT SUM(d) FROM nan_dst.t"), "0.25");
 }
 
 TEST_F(MysqlSourceSinkTest, ForeignKeysAndChecksAfterTheData) {
@@ -843,6 +902,7 @@ TEST_F(MysqlSourceSinkTest, ClearErrors) {
     c.password = "wrong";
     auto s = MysqlSource::Open(c);
     ASSERT_FALSE(s.ok());
+    std::printf("[ message ] %s\n", s.status().ToString().c_str());
     EXPECT_EQ(s.status().code(), StatusCode::kUnauthenticated) << s.status().ToString();
     EXPECT_FALSE(s.status().retryable());
     EXPECT_NE(s.status().message().find("'root'"), std::string::npos) << s.status().ToString();
@@ -852,12 +912,22 @@ TEST_F(MysqlSourceSinkTest, ClearErrors) {
     c.port = 1;  // nothing listens there
     auto s = MysqlSource::Open(c);
     ASSERT_FALSE(s.ok());
+    std::printf("[ message ] %s\n", s.status().ToString().c_str());
     EXPECT_EQ(s.status().code(), StatusCode::kUnavailable) << s.status().ToString();
     EXPECT_TRUE(s.status().retryable());
   }
   {
+    ConnectionConfig c = Config("");
+    c.ssl.mode = "require";  // the fixture's server has no TLS
+    auto s = MysqlSource::Open(c);
+    ASSERT_FALSE(s.ok());
+    std::printf("[ message ] %s\n", s.status().ToString().c_str());
+    EXPECT_FALSE(s.status().retryable());
+  }
+  {
     auto s = MysqlSource::Open(Config("no_such_db"));
     ASSERT_FALSE(s.ok());
+    std::printf("[ message ] %s\n", s.status().ToString().c_str());
     EXPECT_EQ(s.status().code(), StatusCode::kNotFound) << s.status().ToString();
     EXPECT_NE(s.status().message().find("no_such_db"), std::string::npos);
   }
@@ -872,6 +942,7 @@ TEST_F(MysqlSourceSinkTest, ClearErrors) {
     ASSERT_OK_AND_ASSIGN(auto source, MysqlSource::Open(Config("err_src")));
     auto d = source->Describe({"", "missing"});
     ASSERT_FALSE(d.ok());
+    std::printf("[ message ] %s\n", d.status().ToString().c_str());
     EXPECT_EQ(d.status().code(), StatusCode::kNotFound) << d.status().ToString();
     EXPECT_NE(d.status().message().find("err_src.missing"), std::string::npos);
   }
@@ -881,6 +952,7 @@ TEST_F(MysqlSourceSinkTest, ClearErrors) {
   ASSERT_OK_AND_ASSIGN(auto source, MysqlSource::Open(limited));
   auto d = source->Describe({"", "secret"});
   ASSERT_FALSE(d.ok());
+  std::printf("[ message ] %s\n", d.status().ToString().c_str());
   EXPECT_EQ(d.status().code(), StatusCode::kPermissionDenied) << d.status().ToString();
   EXPECT_NE(d.status().message().find("err_src.secret"), std::string::npos)
       << d.status().ToString();
@@ -899,7 +971,56 @@ TEST_F(MysqlSourceSinkTest, ClearErrors) {
   spec.filter = "id >";
   auto bad = snap->OpenReader(spec);
   ASSERT_FALSE(bad.ok());
+  std::printf("[ message ] %s\n", bad.status().ToString().c_str());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument) << bad.status().ToString();
+}
+
+// TLS: a private server with a certificate signed by a test CA.
+TEST_F(MysqlSourceSinkTest, TlsModes) {
+  const std::string dir = "/tmp/dbstreams-mysql-tls-" + std::to_string(getpid());
+  const std::string script =
+      "set -e; rm -rf " + dir + "; mkdir -p " + dir + "; cd " + dir +
+      "; openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=dbs-test-ca -keyout "
+      "ca.key -out ca.pem; openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "
+      "/CN=other-ca -keyout other.key -out other.pem; openssl req -newkey rsa:2048 -nodes -subj "
+      "/CN=127.0.0.1 -keyout server.key -out server.csr; printf "
+      "'subjectAltName=IP:127.0.0.1\\n' > san.ext; openssl x509 -req -in server.csr -CA "
+      "ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext -out server.pem";
+  ASSERT_EQ(std::system(("(" + script + ") > /dev/null 2>&1").c_str()), 0) << script;
+  testing::MariaDbServerOptions o;
+  o.log_bin = false;
+  o.extra_args = {"--ssl-ca=" + dir + "/ca.pem", "--ssl-cert=" + dir + "/server.pem",
+                  "--ssl-key=" + dir + "/server.key"};
+  ASSERT_OK_AND_ASSIGN(auto tls_server, testing::MariaDbServer::Start(o));
+  ASSERT_OK_AND_ASSIGN(ConnectionConfig base, ParseConnectionUrl(tls_server->url()));
+
+  auto cipher = [&](const ConnectionConfig& c) -> Result<std::string> {
+    DBS_ASSIGN_OR_RETURN(auto conn, mysql::MysqlConnection::Open(c, {}));
+    DBS_ASSIGN_OR_RETURN(auto rows, conn->Query("SHOW SESSION STATUS LIKE 'Ssl_cipher'", "tls"));
+    if (rows.empty() || !rows[0][1]) return std::string();
+    return *rows[0][1];
+  };
+  ConnectionConfig c = base;
+  c.ssl.mode = "require";
+  ASSERT_OK_AND_ASSIGN(std::string required, cipher(c));
+  EXPECT_FALSE(required.empty());
+  c.ssl.mode = "verify-full";
+  c.ssl.ca = dir + "/ca.pem";
+  ASSERT_OK_AND_ASSIGN(std::string verified, cipher(c));
+  EXPECT_FALSE(verified.empty());
+  c.ssl.ca = dir + "/other.pem";  // a CA that did not sign the server's certificate
+  auto wrong = cipher(c);
+  ASSERT_FALSE(wrong.ok());
+  std::printf("[ message ] %s\n", wrong.status().ToString().c_str());
+  EXPECT_FALSE(wrong.status().retryable());
+  c.ssl.mode = "disable";
+  ASSERT_OK_AND_ASSIGN(std::string plain, cipher(c));
+  EXPECT_TRUE(plain.empty());
+  // The source and the sink use the same connection code.
+  c.ssl.mode = "verify-ca";
+  c.ssl.ca = dir + "/ca.pem";
+  ASSERT_OK(MysqlSource::Open(c).status());
+  std::system(("rm -rf " + dir).c_str());
 }
 
 }  // namespace

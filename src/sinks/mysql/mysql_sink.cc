@@ -127,11 +127,11 @@ class LoadStream {
 
   // Copies up to `len` bytes of the file into buf; 0 at the end, -1 on an encoding error.
   int Read(char* buf, unsigned int len) {
-    while (buf_.size() - pos_ < len && !done_) {
-      if (pos_ > 0 && pos_ == buf_.size()) {
-        buf_.clear();
-        pos_ = 0;
-      }
+    if (pos_ > 0) {  // drop what was sent: the buffer holds at most len bytes plus one row
+      buf_.erase(0, pos_);
+      pos_ = 0;
+    }
+    while (buf_.size() < len && !done_) {
       if (!EncodeRow()) return -1;
     }
     const size_t n = std::min<size_t>(len, buf_.size() - pos_);
@@ -685,6 +685,13 @@ Result<size_t> MysqlSink::ApplyOnce(const std::vector<BundleRef>& bundles) {
           " columns, table " + plans[i]->key + " " + std::to_string(plans[i]->source_columns));
     }
     DBS_RETURN_IF_ERROR(b.bundle->Validate());
+    for (RowOp op : b.bundle->ops) {
+      if (op != RowOp::kInsert) {
+        return Status::Unsupported("bundle " + b.id +
+                                   " carries CDC updates or deletes; the MySQL sink applies "
+                                   "snapshot rows (inserts) only");
+      }
+    }
     if (plans[i]->upsert && load_data_ && !plans[i]->tmp_ready) {
       // Outside the transaction: MySQL with GTIDs refuses CREATE TEMPORARY TABLE inside one.
       DBS_RETURN_IF_ERROR(conn_->Exec("CREATE TEMPORARY TABLE IF NOT EXISTS " +

@@ -26,6 +26,7 @@
 //    upload), so every load's row count and warnings are checked and any warning fails the
 //    transaction with the server's words (naming the column and row). foreign_key_checks is off
 //    for the session; unique_checks is off while loading into tables the stream created.
+//  - Rows are written as inserts: bundles carrying CDC updates or deletes are Unsupported.
 //  - Errors: values the target rejects are non-retryable InvalidArgument naming the table (and,
 //    where MySQL says it, the column); deadlocks, lock wait timeouts and lost connections are
 //    retryable (a lost connection is re-opened on the next call).
