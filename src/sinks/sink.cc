@@ -2,12 +2,15 @@
 #include "sinks/sink.h"
 
 #include "sinks/mysql/mysql_sink.h"
+#include "sinks/postgres/postgres_sink.h"
 
 namespace dbs {
 
 Result<std::unique_ptr<Sink>> Sink::Open(const ConnectionConfig& config,
                                          const SinkOptions& options) {
   switch (config.engine) {
+    case Engine::kPostgres:
+      return OpenPostgresSink(config, options);
     case Engine::kMysql:
       return OpenMysqlSink(config, options);
     default:

@@ -107,6 +107,7 @@ Status LoadWriter::Run() {
   SinkOptions so;
   so.stream = config_.name;
   so.target_schema = config_.target_schema;
+  so.source_engine = config_.source.engine;
   so.schema_policy = config_.schema_policy;
   so.write_mode = config_.write_mode;
   so.structure = config_.structure;

@@ -1,0 +1,796 @@
+#include "sinks/postgres/postgres_sink.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "core/logging.h"
+#include "postgres/pg_binary.h"
+#include "postgres/pg_client.h"
+#include "postgres/pg_types.h"
+#include "sinks/postgres/pg_encode.h"
+#include "typemap/ddl.h"
+
+namespace dbs {
+
+namespace {
+
+using pg::ConnPtr;
+using pg::ResultPtr;
+
+constexpr size_t kCopyFlushBytes = 1u << 20;  // send COPY data in pieces of about 1 MiB
+constexpr char kCopyHeader[] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";  // signature, flags, ext
+constexpr size_t kCopyHeaderLen = 19;
+constexpr const char* kOrdColumn = "_dbs_ord";
+
+// Phases of a table in _dbstreams.dbstreams_state.
+constexpr const char* kPhasePrepared = "prepared";
+constexpr const char* kPhaseIndexed = "indexed";
+constexpr const char* kPhaseFinished = "finished";
+
+const char kBookkeepingSql[] =
+    "SELECT pg_advisory_xact_lock(hashtextextended('dbstreams/bookkeeping', 0)); "
+    "CREATE SCHEMA IF NOT EXISTS _dbstreams; "
+    "CREATE TABLE IF NOT EXISTS _dbstreams.dbstreams_state (stream text NOT NULL, "
+    "  tbl text NOT NULL, phase text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now(), "
+    "  PRIMARY KEY (stream, tbl)); "
+    "CREATE TABLE IF NOT EXISTS _dbstreams.applied (stream text NOT NULL, "
+    "  bundle_id text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(), "
+    "  PRIMARY KEY (stream, bundle_id))";
+
+Dialect DialectOf(Engine e) { return e == Engine::kMysql ? Dialect::kMysql : Dialect::kPostgres; }
+
+std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+// One column the sink writes.
+struct TargetColumn {
+  size_t source_index = 0;  // in the source TableSchema, i.e. the bundle's columns
+  std::string name;
+  std::string target_type;  // format_type of the target column
+  pg::Encoder encoder;      // into the target type, or into stage_type when staged
+  bool staged = false;
+  std::string stage_type;
+};
+
+// What the sink knows about one target table.
+struct TargetInfo {
+  std::string schema;
+  std::string name;
+  std::string quoted;   // "schema"."name"
+  std::string display;  // schema.name
+  std::vector<TargetColumn> columns;
+  std::vector<std::string> primary_key;
+  std::vector<size_t> key_indexes;  // the primary key's columns in the bundles
+  bool upsert = false;
+  bool stage = false;  // COPY into a temp table, then INSERT ... SELECT
+  std::string stage_name;
+  bool stage_created = false;
+};
+
+// "key (id)=(5)" for messages about a row; "bundle <id>, row <n>" when there is no key.
+std::string RowName(const TargetInfo& target, const Bundle& b, size_t row, const std::string& id) {
+  if (target.key_indexes.empty()) return "bundle " + id + ", row " + std::to_string(row + 1);
+  std::string out = "key (" + Join(target.primary_key, ", ") + ")=(";
+  for (size_t k = 0; k < target.key_indexes.size(); ++k) {
+    if (k) out += ", ";
+    out += b.columns[target.key_indexes[k]].Get(row).ToString();
+  }
+  return out + ")";
+}
+
+// An attribute of an existing target table.
+struct TargetAttr {
+  std::string name;
+  uint32_t type_oid = 0;
+  std::string formatted;
+  bool generated = false;
+  bool not_null = false;
+  bool has_default = false;
+};
+
+class PostgresSink : public Sink {
+ public:
+  PostgresSink(ConnectionConfig config, SinkOptions options, ConnPtr conn, bool postgis)
+      : config_(std::move(config)),
+        options_(std::move(options)),
+        conn_(std::move(conn)),
+        postgis_(postgis) {}
+
+  Result<TargetTable> PrepareTable(const TableSchema& source_table) override;
+  Result<size_t> Apply(const std::vector<BundleRef>& bundles) override;
+  Status FinishStream(const std::vector<TableSchema>& tables) override;
+  Status ForgetStream() override;
+
+ private:
+  PGconn* conn() { return conn_.get(); }
+  // Reconnects after a lost connection (session state such as temp tables is gone then).
+  Status EnsureConnected();
+  Status EnsureBookkeeping();
+  // Runs `body` in a transaction that holds the lock of (stream, table); rolls back on error.
+  template <typename Fn>
+  Status Locked(const std::string& display, Fn&& body);
+  Result<std::optional<std::string>> Phase(const std::string& display);
+  Status SetPhase(const std::string& display, const char* phase);
+
+  std::string TargetSchema(const TableSchema& t) const {
+    return options_.target_schema.empty() ? t.schema : options_.target_schema;
+  }
+  static std::string Key(const TableSchema& t) { return t.schema + '\x1f' + t.name; }
+  DdlOptions Ddl(const TableSchema& t, std::vector<std::string>* warnings) const;
+  Dialect source_dialect() const { return DialectOf(options_.source_engine); }
+
+  Result<std::vector<TargetAttr>> ReadAttrs(const std::string& quoted);
+  Result<uint32_t> TypeOid(const std::string& type_sql);
+  // Builds how the source table's columns are written into the existing target table.
+  Result<TargetInfo> LoadTarget(const TableSchema& t);
+  Result<TargetInfo*> Target(const TableSchema& t);
+
+  Status ApplyPolicy(const TableSchema& t, std::vector<std::string>* warnings);
+  Status CreateTable(const TableSchema& t, std::vector<std::string>* warnings);
+  Status Validate(const TableSchema& t, const std::string& quoted);
+  Status CheckUpsertKey(const TableSchema& t, const std::string& quoted);
+
+  Status WriteTable(TargetInfo* target, const std::vector<const BundleRef*>& bundles);
+  Status CopyRows(const TargetInfo& target, const std::string& copy_sql,
+                  const std::vector<const BundleRef*>& bundles, bool with_ord);
+  Status Flush(const std::string& display);
+
+  const ConnectionConfig config_;
+  const SinkOptions options_;
+  ConnPtr conn_;
+  const bool postgis_;
+  bool bookkeeping_ready_ = false;
+  pg::TypeCache types_;
+  std::unordered_map<std::string, uint32_t> type_oids_;
+  std::map<std::string, TargetInfo> targets_;
+  int stage_counter_ = 0;
+  std::string copy_buf_;
+};
+
+Status PostgresSink::EnsureConnected() {
+  if (conn_ && PQstatus(conn_.get()) == CONNECTION_OK) return Status::Ok();
+  DBS_ASSIGN_OR_RETURN(conn_, pg::Connect(config_));
+  for (auto& [key, t] : targets_) t.stage_created = false;
+  return Status::Ok();
+}
+
+Status PostgresSink::EnsureBookkeeping() {
+  DBS_RETURN_IF_ERROR(EnsureConnected());
+  if (bookkeeping_ready_) return Status::Ok();
+  Status s = pg::Command(conn(), std::string("BEGIN; ") + kBookkeepingSql + "; COMMIT",
+                         "creating the _dbstreams bookkeeping tables");
+  if (!s.ok()) {
+    pg::RollbackQuietly(conn());
+    return s;
+  }
+  bookkeeping_ready_ = true;
+  return Status::Ok();
+}
+
+template <typename Fn>
+Status PostgresSink::Locked(const std::string& display, Fn&& body) {
+  DBS_RETURN_IF_ERROR(EnsureBookkeeping());
+  Status s = pg::Command(conn(), "BEGIN", "starting a transaction");
+  if (s.ok()) {
+    s = pg::ExecParams(conn(), "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                       {"dbstreams/" + options_.stream + "/" + display}, "locking " + display)
+            .status();
+  }
+  if (s.ok()) s = body();
+  if (s.ok()) s = pg::Command(conn(), "COMMIT", "committing " + display);
+  if (!s.ok()) pg::RollbackQuietly(conn());
+  return s;
+}
+
+Result<std::optional<std::string>> PostgresSink::Phase(const std::string& display) {
+  DBS_ASSIGN_OR_RETURN(
+      ResultPtr res, pg::ExecParams(conn(),
+                                    "SELECT phase FROM _dbstreams.dbstreams_state "
+                                    "WHERE stream = $1 AND tbl = $2",
+                                    {options_.stream, display}, "reading the state of " + display));
+  if (PQntuples(res.get()) == 0) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(pg::Text(res.get(), 0, 0)));
+}
+
+Status PostgresSink::SetPhase(const std::string& display, const char* phase) {
+  return pg::ExecParams(conn(),
+                        "INSERT INTO _dbstreams.dbstreams_state (stream, tbl, phase) "
+                        "VALUES ($1, $2, $3) ON CONFLICT (stream, tbl) "
+                        "DO UPDATE SET phase = EXCLUDED.phase, updated_at = now()",
+                        {options_.stream, display, std::string(phase)},
+                        "recording the state of " + display)
+      .status();
+}
+
+DdlOptions PostgresSink::Ddl(const TableSchema& t, std::vector<std::string>* warnings) const {
+  DdlOptions o;
+  o.target_schema = TargetSchema(t);
+  o.postgis = postgis_;
+  o.if_not_exists = true;  // existence is decided under the lock; this only tolerates races
+  o.warnings = warnings;
+  return o;
+}
+
+Result<std::vector<TargetAttr>> PostgresSink::ReadAttrs(const std::string& quoted) {
+  DBS_ASSIGN_OR_RETURN(
+      ResultPtr res,
+      pg::ExecParams(conn(),
+                     "SELECT a.attname, a.atttypid, format_type(a.atttypid, a.atttypmod), "
+                     "  a.attgenerated <> '', a.attnotnull, a.atthasdef OR a.attidentity <> '' "
+                     "FROM pg_attribute a WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 "
+                     "  AND NOT a.attisdropped ORDER BY a.attnum",
+                     {quoted}, "reading the columns of " + quoted));
+  std::vector<TargetAttr> out;
+  std::vector<uint32_t> oids;
+  for (int r = 0; r < PQntuples(res.get()); ++r) {
+    TargetAttr a;
+    a.name = pg::Text(res.get(), r, 0);
+    a.type_oid = static_cast<uint32_t>(pg::Int(res.get(), r, 1));
+    a.formatted = pg::Text(res.get(), r, 2);
+    a.generated = pg::Bool(res.get(), r, 3);
+    a.not_null = pg::Bool(res.get(), r, 4);
+    a.has_default = pg::Bool(res.get(), r, 5);
+    oids.push_back(a.type_oid);
+    out.push_back(std::move(a));
+  }
+  DBS_RETURN_IF_ERROR(types_.Load(conn(), oids));
+  return out;
+}
+
+Result<uint32_t> PostgresSink::TypeOid(const std::string& type_sql) {
+  auto it = type_oids_.find(type_sql);
+  if (it != type_oids_.end()) return it->second;
+  DBS_ASSIGN_OR_RETURN(ResultPtr res, pg::ExecParams(conn(), "SELECT $1::regtype::oid", {type_sql},
+                                                     "looking up type " + type_sql));
+  const uint32_t oid = static_cast<uint32_t>(pg::Int(res.get(), 0, 0));
+  DBS_RETURN_IF_ERROR(types_.Load(conn(), {oid}));
+  type_oids_[type_sql] = oid;
+  return oid;
+}
+
+Result<TargetInfo> PostgresSink::LoadTarget(const TableSchema& t) {
+  TargetInfo info;
+  info.schema = TargetSchema(t);
+  info.name = t.name;
+  info.quoted = pg::QualifiedName(info.schema, info.name);
+  info.display = info.schema + "." + info.name;
+  info.upsert = options_.write_mode == WriteMode::kUpsert;
+  info.primary_key = t.primary_key;
+  for (const std::string& k : t.primary_key) {
+    const int i = t.FindColumn(k);
+    if (i >= 0) info.key_indexes.push_back(static_cast<size_t>(i));
+  }
+  DBS_ASSIGN_OR_RETURN(std::vector<TargetAttr> attrs, ReadAttrs(info.quoted));
+  if (attrs.empty()) {
+    return Status::NotFound("target table " + info.display + " does not exist");
+  }
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    const Column& c = t.columns[i];
+    auto a = std::find_if(attrs.begin(), attrs.end(),
+                          [&](const TargetAttr& x) { return x.name == c.name; });
+    if (a == attrs.end()) {
+      return Status::FailedPrecondition("target table " + info.display + " has no column " +
+                                        c.name);
+    }
+    if (a->generated) continue;
+    TargetColumn tc;
+    tc.source_index = i;
+    tc.name = c.name;
+    tc.target_type = a->formatted;
+    const pg::TypeInfo* base = types_.Base(a->type_oid);
+    std::optional<pg::Encoder> enc;
+    if (base != nullptr) enc = pg::ChooseEncoder(c.type, c.element_type, *base, types_);
+    if (!enc) {
+      tc.staged = true;
+      tc.stage_type = pg::StageType(c.type, c.element_type);
+      DBS_ASSIGN_OR_RETURN(uint32_t stage_oid, TypeOid(tc.stage_type));
+      const pg::TypeInfo* sb = types_.Base(stage_oid);
+      if (sb != nullptr) enc = pg::ChooseEncoder(c.type, c.element_type, *sb, types_);
+      if (!enc) {
+        return Status::Internal("no encoder for " + std::string(LogicalTypeName(c.type)) +
+                                " into " + tc.stage_type);
+      }
+      info.stage = true;
+    }
+    tc.encoder = *enc;
+    info.columns.push_back(std::move(tc));
+  }
+  if (info.columns.empty()) {
+    return Status::FailedPrecondition("no column of " + info.display + " can be written");
+  }
+  if (info.upsert) info.stage = true;
+  if (info.stage)
+    info.stage_name = pg::QuoteIdent("_dbs_stage_" + std::to_string(++stage_counter_));
+  return info;
+}
+
+Result<TargetInfo*> PostgresSink::Target(const TableSchema& t) {
+  auto it = targets_.find(Key(t));
+  if (it != targets_.end()) return &it->second;
+  DBS_ASSIGN_OR_RETURN(TargetInfo info, LoadTarget(t));
+  return &(targets_[Key(t)] = std::move(info));
+}
+
+Status PostgresSink::CreateTable(const TableSchema& t, std::vector<std::string>* warnings) {
+  const DdlOptions o = Ddl(t, warnings);
+  const Dialect src = source_dialect();
+  std::vector<std::string> stmts = {
+      "CREATE SCHEMA IF NOT EXISTS " + pg::QuoteIdent(o.target_schema),
+      "SET LOCAL search_path = " + pg::QuoteIdent(o.target_schema) + ", public"};
+  DBS_ASSIGN_OR_RETURN(std::vector<std::string> pre,
+                       PrepareTableSql(t, Dialect::kPostgres, src, o));
+  DBS_ASSIGN_OR_RETURN(std::string create, CreateTableSql(t, Dialect::kPostgres, src, o));
+  DBS_ASSIGN_OR_RETURN(std::vector<std::string> post,
+                       FinishTableSql(t, Dialect::kPostgres, src, o));
+  stmts.insert(stmts.end(), pre.begin(), pre.end());
+  stmts.push_back(create);
+  stmts.insert(stmts.end(), post.begin(), post.end());
+  const std::string ctx = "creating table " + o.target_schema + "." + t.name;
+  for (const std::string& s : stmts) DBS_RETURN_IF_ERROR(pg::Command(conn(), s, ctx));
+  return Status::Ok();
+}
+
+Status PostgresSink::Validate(const TableSchema& t, const std::string& quoted) {
+  const std::string display = TargetSchema(t) + "." + t.name;
+  DBS_ASSIGN_OR_RETURN(std::vector<TargetAttr> attrs, ReadAttrs(quoted));
+  std::vector<std::string> diffs;
+  std::set<std::string> source_names;
+  for (const Column& c : t.columns) {
+    source_names.insert(c.name);
+    auto a = std::find_if(attrs.begin(), attrs.end(),
+                          [&](const TargetAttr& x) { return x.name == c.name; });
+    if (a == attrs.end()) {
+      diffs.push_back("column " + c.name + " is missing");
+      continue;
+    }
+    if (a->generated) continue;
+    const pg::TypeInfo* base = types_.Base(a->type_oid);
+    if (base != nullptr && pg::ChooseEncoder(c.type, c.element_type, *base, types_)) continue;
+    // No direct encoding: the staged value must cast to the target type.
+    const std::string stage = pg::StageType(c.type, c.element_type);
+    DBS_RETURN_IF_ERROR(pg::Command(conn(), "SAVEPOINT dbs_probe", "validating " + display));
+    Status cast = pg::Command(conn(), "SELECT CAST(NULL::" + stage + " AS " + a->formatted + ")",
+                              "probing a cast");
+    DBS_RETURN_IF_ERROR(pg::Command(
+        conn(), cast.ok() ? "RELEASE SAVEPOINT dbs_probe" : "ROLLBACK TO SAVEPOINT dbs_probe",
+        "validating " + display));
+    if (!cast.ok()) {
+      diffs.push_back("column " + c.name + " is " + a->formatted + ", which cannot hold " +
+                      std::string(LogicalTypeName(c.type)) + " values (source type " +
+                      c.source_type + ")");
+    }
+  }
+  for (const TargetAttr& a : attrs) {
+    if (!source_names.count(a.name) && a.not_null && !a.has_default && !a.generated) {
+      diffs.push_back("column " + a.name +
+                      " is NOT NULL without a default and the source does not fill it");
+    }
+  }
+  if (diffs.empty()) return Status::Ok();
+  return Status::FailedPrecondition("table " + display +
+                                    " does not match the source (schema policy "
+                                    "validate_existing): " +
+                                    Join(diffs, "; "));
+}
+
+Status PostgresSink::CheckUpsertKey(const TableSchema& t, const std::string& quoted) {
+  const std::string display = TargetSchema(t) + "." + t.name;
+  if (t.primary_key.empty()) {
+    return Status::FailedPrecondition("write mode upsert needs a primary key, and source table " +
+                                      t.QualifiedName() + " has none");
+  }
+  std::vector<std::string> key = t.primary_key;
+  std::sort(key.begin(), key.end());
+  DBS_ASSIGN_OR_RETURN(
+      ResultPtr res,
+      pg::ExecParams(
+          conn(),
+          "SELECT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = to_regclass($1) "
+          "  AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL "
+          "  AND ARRAY(SELECT a.attname::text COLLATE \"C\" FROM unnest(i.indkey::int2[]) k "
+          "    JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k "
+          "    ORDER BY 1) = $2::text[])",
+          {quoted, pg::TextArrayLiteral(key)}, "checking the key of " + display));
+  if (!pg::Bool(res.get(), 0, 0)) {
+    return Status::FailedPrecondition("write mode upsert needs a primary key or unique index on (" +
+                                      Join(t.primary_key, ", ") + ") in target table " + display);
+  }
+  return Status::Ok();
+}
+
+Status PostgresSink::ApplyPolicy(const TableSchema& t, std::vector<std::string>* warnings) {
+  const std::string schema = TargetSchema(t);
+  const std::string quoted = pg::QualifiedName(schema, t.name);
+  const std::string display = schema + "." + t.name;
+  DBS_ASSIGN_OR_RETURN(ResultPtr res, pg::ExecParams(conn(), "SELECT to_regclass($1) IS NOT NULL",
+                                                     {quoted}, "looking up " + display));
+  bool exists = pg::Bool(res.get(), 0, 0);
+  bool created = false;
+  auto create = [&]() -> Status {
+    if (!options_.structure.tables) {
+      return Status::NotFound("target table " + display +
+                              " does not exist and creating tables is turned off");
+    }
+    created = true;
+    return CreateTable(t, warnings);
+  };
+  switch (options_.schema_policy) {
+    case SchemaPolicy::kFailIfExists:
+      if (exists) {
+        return Status::AlreadyExists("target table " + display +
+                                     " already exists (schema policy fail_if_exists)");
+      }
+      DBS_RETURN_IF_ERROR(create());
+      break;
+    case SchemaPolicy::kCreateMissing:
+      if (!exists) DBS_RETURN_IF_ERROR(create());
+      break;
+    case SchemaPolicy::kDropAndRecreate:
+      if (exists) {
+        DBS_RETURN_IF_ERROR(
+            pg::Command(conn(), "DROP TABLE " + quoted + " CASCADE", "dropping " + display));
+      }
+      DBS_RETURN_IF_ERROR(create());
+      break;
+    case SchemaPolicy::kValidateExisting:
+      if (!exists) {
+        return Status::NotFound("target table " + display +
+                                " does not exist (schema policy validate_existing)");
+      }
+      DBS_RETURN_IF_ERROR(Validate(t, quoted));
+      break;
+  }
+  switch (options_.write_mode) {
+    case WriteMode::kAppend:
+      break;
+    case WriteMode::kTruncateAndLoad:
+      if (!created) {
+        DBS_RETURN_IF_ERROR(pg::Command(conn(), "TRUNCATE " + quoted, "truncating " + display));
+      }
+      break;
+    case WriteMode::kFailIfNotEmpty:
+      if (!created) {
+        DBS_ASSIGN_OR_RETURN(ResultPtr rows,
+                             pg::Exec(conn(), "SELECT EXISTS (SELECT 1 FROM " + quoted + ")",
+                                      "checking whether " + display + " is empty"));
+        if (pg::Bool(rows.get(), 0, 0)) {
+          return Status::FailedPrecondition("target table " + display +
+                                            " is not empty (write mode fail_if_not_empty)");
+        }
+      }
+      break;
+    case WriteMode::kUpsert:
+      DBS_RETURN_IF_ERROR(CheckUpsertKey(t, quoted));
+      break;
+  }
+  return Status::Ok();
+}
+
+Result<TargetTable> PostgresSink::PrepareTable(const TableSchema& source_table) {
+  TargetTable out;
+  out.schema = TargetSchema(source_table);
+  out.name = source_table.name;
+  const std::string display = out.schema + "." + out.name;
+  Status s = Locked(display, [&]() -> Status {
+    DBS_ASSIGN_OR_RETURN(std::optional<std::string> phase, Phase(display));
+    if (phase) return Status::Ok();  // another writer (or an earlier run) applied the policy
+    DBS_RETURN_IF_ERROR(ApplyPolicy(source_table, &out.warnings));
+    return SetPhase(display, kPhasePrepared);
+  });
+  if (!s.ok()) return s.WithContext("preparing target table " + display);
+  targets_.erase(Key(source_table));
+  auto target = Target(source_table);
+  if (!target.ok()) return target.status().WithContext("preparing target table " + display);
+  return out;
+}
+
+Status PostgresSink::Flush(const std::string& display) {
+  if (copy_buf_.empty()) return Status::Ok();
+  if (PQputCopyData(conn(), copy_buf_.data(), static_cast<int>(copy_buf_.size())) != 1) {
+    return pg::ErrorStatus(conn(), nullptr, "writing " + display);
+  }
+  copy_buf_.clear();
+  return Status::Ok();
+}
+
+Status PostgresSink::CopyRows(const TargetInfo& target, const std::string& copy_sql,
+                              const std::vector<const BundleRef*>& bundles, bool with_ord) {
+  const std::string ctx = "writing " + target.display;
+  ResultPtr start(PQexec(conn(), copy_sql.c_str()));
+  if (PQresultStatus(start.get()) != PGRES_COPY_IN) {
+    return pg::ErrorStatus(conn(), start.get(), ctx);
+  }
+  copy_buf_.clear();
+  copy_buf_.append(kCopyHeader, kCopyHeaderLen);
+  const uint16_t nfields = static_cast<uint16_t>(target.columns.size() + (with_ord ? 1 : 0));
+  int64_t ord = 0;
+  Status failed;
+  for (const BundleRef* ref : bundles) {
+    const Bundle& b = *ref->bundle;
+    const size_t rows = b.rows();
+    for (size_t r = 0; r < rows && failed.ok(); ++r) {
+      pg::AppendBE16(&copy_buf_, nfields);
+      for (const TargetColumn& tc : target.columns) {
+        Status s = pg::EncodeCell(tc.encoder, b.columns[tc.source_index], r, options_.zero_date,
+                                  &copy_buf_);
+        if (!s.ok()) {
+          failed = s.WithContext("table " + target.display + ", column " + tc.name + ", " +
+                                 RowName(target, b, r, ref->id));
+          break;
+        }
+      }
+      if (!failed.ok()) break;
+      if (with_ord) {
+        pg::AppendBE32(&copy_buf_, 8);
+        pg::AppendBE64(&copy_buf_, static_cast<uint64_t>(ord++));
+      }
+      if (copy_buf_.size() >= kCopyFlushBytes) failed = Flush(target.display);
+    }
+    if (!failed.ok()) break;
+  }
+  if (failed.ok()) {
+    pg::AppendBE16(&copy_buf_, 0xFFFF);  // trailer
+    failed = Flush(target.display);
+  }
+  copy_buf_.clear();
+  if (copy_buf_.capacity() > 4 * kCopyFlushBytes) copy_buf_.shrink_to_fit();
+  // End the COPY; abort it when the data could not be built (the server then reports an error
+  // that is not the interesting one).
+  if (PQputCopyEnd(conn(), failed.ok() ? nullptr : "dbstreams: aborted") != 1 && failed.ok()) {
+    failed = pg::ErrorStatus(conn(), nullptr, ctx);
+  }
+  ResultPtr res(PQgetResult(conn()));
+  if (failed.ok() && PQresultStatus(res.get()) != PGRES_COMMAND_OK) {
+    failed = pg::ErrorStatus(conn(), res.get(), ctx);
+  }
+  while (ResultPtr more{PQgetResult(conn())}) {
+  }
+  return failed;
+}
+
+Status PostgresSink::WriteTable(TargetInfo* target, const std::vector<const BundleRef*>& bundles) {
+  for (const BundleRef* ref : bundles) {
+    const TableSchema& t = *ref->table;
+    const Bundle& b = *ref->bundle;
+    if (b.columns.size() != t.columns.size()) {
+      return Status::InvalidArgument(
+          "bundle " + ref->id + " has " + std::to_string(b.columns.size()) + " columns, table " +
+          t.QualifiedName() + " has " + std::to_string(t.columns.size()));
+    }
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      if (b.columns[i].type() != t.columns[i].type ||
+          b.columns[i].element_type() != t.columns[i].element_type) {
+        return Status::InvalidArgument(
+            "bundle " + ref->id + ": column " + t.columns[i].name + " holds " +
+            std::string(LogicalTypeName(b.columns[i].type())) + " values, the table says " +
+            std::string(LogicalTypeName(t.columns[i].type)));
+      }
+    }
+    for (RowOp op : b.ops) {
+      if (op != RowOp::kInsert) {
+        return Status::Unsupported("bundle " + ref->id +
+                                   " holds updates or deletes; the load sink writes inserts only");
+      }
+    }
+    DBS_RETURN_IF_ERROR(b.Validate());
+  }
+  std::vector<std::string> cols;
+  for (const TargetColumn& tc : target->columns) cols.push_back(pg::QuoteIdent(tc.name));
+  if (!target->stage) {
+    return CopyRows(
+        *target,
+        "COPY " + target->quoted + " (" + Join(cols, ", ") + ") FROM STDIN (FORMAT binary)",
+        bundles, false);
+  }
+  const std::string ctx = "writing " + target->display;
+  if (!target->stage_created) {
+    std::vector<std::string> defs;
+    for (const TargetColumn& tc : target->columns) {
+      defs.push_back(pg::QuoteIdent(tc.name) + " " + (tc.staged ? tc.stage_type : tc.target_type));
+    }
+    defs.push_back(std::string(kOrdColumn) + " bigint");
+    DBS_RETURN_IF_ERROR(pg::Command(conn(),
+                                    "CREATE TEMP TABLE " + target->stage_name + " (" +
+                                        Join(defs, ", ") + ") ON COMMIT DELETE ROWS",
+                                    ctx));
+    target->stage_created = true;
+  }
+  std::vector<std::string> stage_cols = cols;
+  stage_cols.push_back(kOrdColumn);
+  DBS_RETURN_IF_ERROR(CopyRows(
+      *target,
+      "COPY " + target->stage_name + " (" + Join(stage_cols, ", ") + ") FROM STDIN (FORMAT binary)",
+      bundles, true));
+  std::vector<std::string> exprs, casts;
+  for (const TargetColumn& tc : target->columns) {
+    std::string e = "s." + pg::QuoteIdent(tc.name);
+    if (tc.staged) {
+      e += "::" + tc.target_type;
+      casts.push_back(tc.name + " from " + tc.stage_type + " to " + tc.target_type);
+    }
+    exprs.push_back(e);
+  }
+  std::string sql = "INSERT INTO " + target->quoted + " (" + Join(cols, ", ") +
+                    ") OVERRIDING SYSTEM VALUE SELECT " + Join(exprs, ", ") + " FROM ";
+  if (!target->upsert) {
+    sql += target->stage_name + " s";
+  } else {
+    std::vector<std::string> key;
+    for (const std::string& k : target->primary_key) key.push_back(pg::QuoteIdent(k));
+    sql += "(SELECT DISTINCT ON (" + Join(key, ", ") + ") * FROM " + target->stage_name +
+           " ORDER BY " + Join(key, ", ") + ", " + kOrdColumn + " DESC) s ON CONFLICT (" +
+           Join(key, ", ") + ") DO ";
+    std::vector<std::string> sets;
+    for (const TargetColumn& tc : target->columns) {
+      if (std::find(target->primary_key.begin(), target->primary_key.end(), tc.name) !=
+          target->primary_key.end()) {
+        continue;
+      }
+      sets.push_back(pg::QuoteIdent(tc.name) + " = EXCLUDED." + pg::QuoteIdent(tc.name));
+    }
+    sql += sets.empty() ? "NOTHING" : "UPDATE SET " + Join(sets, ", ");
+  }
+  return pg::Command(conn(), sql,
+                     casts.empty() ? ctx : ctx + " (casting " + Join(casts, ", ") + ")");
+}
+
+Result<size_t> PostgresSink::Apply(const std::vector<BundleRef>& bundles) {
+  if (bundles.empty()) return size_t{0};
+  DBS_RETURN_IF_ERROR(EnsureBookkeeping());
+  std::vector<std::string> ids;
+  ids.reserve(bundles.size());
+  for (const BundleRef& b : bundles) {
+    if (b.table == nullptr || b.bundle == nullptr) {
+      return Status::InvalidArgument("bundle " + b.id + " has no table or data");
+    }
+    ids.push_back(b.id);
+  }
+  size_t applied = 0;
+  auto body = [&]() -> Status {
+    DBS_RETURN_IF_ERROR(pg::Command(conn(), "BEGIN", "starting a transaction"));
+    DBS_ASSIGN_OR_RETURN(
+        ResultPtr res,
+        pg::ExecParams(conn(),
+                       "INSERT INTO _dbstreams.applied (stream, bundle_id) "
+                       "SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING RETURNING bundle_id",
+                       {options_.stream, pg::TextArrayLiteral(ids)}, "recording applied bundles"));
+    std::set<std::string> fresh;
+    for (int r = 0; r < PQntuples(res.get()); ++r)
+      fresh.insert(std::string(pg::Text(res.get(), r, 0)));
+    // Group the new bundles by table, keeping their order; a repeated id counts once.
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<const BundleRef*>> by_table;
+    for (const BundleRef& b : bundles) {
+      if (fresh.erase(b.id) == 0) continue;
+      const std::string key = Key(*b.table);
+      auto& list = by_table[key];
+      if (list.empty()) order.push_back(key);
+      list.push_back(&b);
+      ++applied;
+    }
+    for (const std::string& key : order) {
+      const auto& list = by_table[key];
+      DBS_ASSIGN_OR_RETURN(TargetInfo * target, Target(*list.front()->table));
+      DBS_RETURN_IF_ERROR(WriteTable(target, list));
+    }
+    return pg::Command(conn(), "COMMIT", "committing");
+  };
+  Status s = body();
+  if (!s.ok()) {
+    pg::RollbackQuietly(conn());
+    // Temp tables created in the failed transaction are gone.
+    for (auto& [key, t] : targets_) t.stage_created = false;
+    return s;
+  }
+  return applied;
+}
+
+Status PostgresSink::FinishStream(const std::vector<TableSchema>& tables) {
+  const Dialect src = source_dialect();
+  // Pass 1: sequences, indexes, checks.
+  for (const TableSchema& t : tables) {
+    const std::string display = TargetSchema(t) + "." + t.name;
+    std::vector<std::string> warnings;
+    Status s = Locked(display, [&]() -> Status {
+      DBS_ASSIGN_OR_RETURN(std::optional<std::string> phase, Phase(display));
+      if (!phase) {
+        return Status::FailedPrecondition("table " + display + " was never prepared");
+      }
+      if (*phase != kPhasePrepared) return Status::Ok();
+      const DdlOptions o = Ddl(t, &warnings);
+      std::vector<std::string> stmts;
+      DBS_ASSIGN_OR_RETURN(stmts, SyncAutoIncrementSql(t, Dialect::kPostgres, src, o));
+      if (options_.structure.indexes) {
+        for (const Index& ix : t.indexes) {
+          DBS_ASSIGN_OR_RETURN(std::string sql, CreateIndexSql(t, ix, Dialect::kPostgres, src, o));
+          if (!sql.empty()) stmts.push_back(std::move(sql));
+        }
+      }
+      if (options_.structure.checks) {
+        for (const CheckConstraint& c : t.checks) {
+          DBS_ASSIGN_OR_RETURN(std::string sql, AddCheckSql(t, c, Dialect::kPostgres, src, o));
+          if (!sql.empty()) stmts.push_back(std::move(sql));
+        }
+      }
+      for (const std::string& sql : stmts) {
+        DBS_RETURN_IF_ERROR(pg::Command(conn(), sql, "finishing " + display));
+      }
+      return SetPhase(display, kPhaseIndexed);
+    });
+    for (const std::string& w : warnings) Log(LogLevel::kWarn, "pg-sink", w);
+    if (!s.ok()) return s.WithContext("finishing target table " + display);
+  }
+  // Pass 2: foreign keys, once every table has its unique indexes.
+  for (const TableSchema& t : tables) {
+    const std::string display = TargetSchema(t) + "." + t.name;
+    std::vector<std::string> warnings;
+    Status s = Locked(display, [&]() -> Status {
+      DBS_ASSIGN_OR_RETURN(std::optional<std::string> phase, Phase(display));
+      if (!phase || *phase != kPhaseIndexed) return Status::Ok();
+      if (options_.structure.foreign_keys) {
+        const DdlOptions o = Ddl(t, &warnings);
+        for (const ForeignKey& fk : t.foreign_keys) {
+          DBS_ASSIGN_OR_RETURN(std::string sql,
+                               AddForeignKeySql(t, fk, Dialect::kPostgres, src, o));
+          if (sql.empty()) continue;
+          // The referenced table, as the DDL names it (it follows the target schema when it
+          // was in the source table's own schema).
+          const std::string ref_schema =
+              fk.ref_schema.empty() || fk.ref_schema == t.schema ? TargetSchema(t) : fk.ref_schema;
+          DBS_ASSIGN_OR_RETURN(ResultPtr res,
+                               pg::ExecParams(conn(), "SELECT to_regclass($1) IS NOT NULL",
+                                              {pg::QualifiedName(ref_schema, fk.ref_table)},
+                                              "finishing " + display));
+          if (!pg::Bool(res.get(), 0, 0)) {
+            warnings.push_back(display + ": foreign key " + fk.name + " skipped, table " +
+                               ref_schema + "." + fk.ref_table + " is not in the target");
+            continue;
+          }
+          DBS_RETURN_IF_ERROR(pg::Command(conn(), sql, "adding foreign key " + fk.name));
+        }
+      }
+      return SetPhase(display, kPhaseFinished);
+    });
+    for (const std::string& w : warnings) Log(LogLevel::kWarn, "pg-sink", w);
+    if (!s.ok()) return s.WithContext("finishing target table " + display);
+  }
+  return Status::Ok();
+}
+
+Status PostgresSink::ForgetStream() {
+  DBS_RETURN_IF_ERROR(EnsureBookkeeping());
+  Status s = pg::ExecParams(conn(),
+                            "WITH a AS (DELETE FROM _dbstreams.applied WHERE stream = $1) "
+                            "DELETE FROM _dbstreams.dbstreams_state WHERE stream = $1",
+                            {options_.stream}, "forgetting stream " + options_.stream)
+                 .status();
+  return s;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Sink>> OpenPostgresSink(const ConnectionConfig& config,
+                                               const SinkOptions& options) {
+  if (config.engine != Engine::kPostgres) {
+    return Status::InvalidArgument("not a PostgreSQL connection: " + config.Redacted());
+  }
+  if (options.stream.empty()) return Status::InvalidArgument("the sink needs a stream name");
+  DBS_ASSIGN_OR_RETURN(ConnPtr conn, pg::Connect(config));
+  DBS_ASSIGN_OR_RETURN(ResultPtr res, pg::Exec(conn.get(),
+                                               "SELECT EXISTS (SELECT 1 FROM pg_extension "
+                                               "WHERE extname = 'postgis')",
+                                               "checking for PostGIS"));
+  const bool postgis = pg::Bool(res.get(), 0, 0);
+  return std::unique_ptr<Sink>(
+      std::make_unique<PostgresSink>(config, options, std::move(conn), postgis));
+}
+
+}  // namespace dbs

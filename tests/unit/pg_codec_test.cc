@@ -1,0 +1,213 @@
+// The PostgreSQL binary codecs without a server: values encoded for binary COPY FROM
+// (sinks/postgres/pg_encode.h) decode back to the same values (sources/postgres/pg_decode.h),
+// the byte layouts that differ from ours (timetz zone, interval order, bit header, arrays) are
+// PostgreSQL's, and malformed server bytes are rejected.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/array.h"
+#include "core/temporal.h"
+#include "postgres/pg_binary.h"
+#include "sinks/postgres/pg_encode.h"
+#include "sources/postgres/pg_decode.h"
+
+namespace dbs::pg {
+namespace {
+
+using L = LogicalType;
+
+// Encodes row 0 of `col` with `enc` and returns the field's bytes (without the length word);
+// "<NULL>" for a NULL field.
+std::string Encode(const Encoder& enc, const ColumnVector& col,
+                   ZeroDatePolicy zd = ZeroDatePolicy::kNull) {
+  std::string out;
+  Status s = EncodeCell(enc, col, 0, zd, &out);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  if (out.size() < 4) return "<short>";
+  if (LoadBE32(out.data()) == 0xFFFFFFFFu) return "<NULL>";
+  EXPECT_EQ(LoadBE32(out.data()), out.size() - 4);
+  return out.substr(4);
+}
+
+Value Decode(const FieldPlan& plan, const std::string& bytes) {
+  ColumnVector col(plan.type, plan.element_type);
+  DecodeScratch scratch;
+  Status s = DecodeField(plan, bytes, &col, &scratch);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return s.ok() ? col.Get(0) : Value();
+}
+
+struct Case {
+  Value value;
+  Enc enc;
+  Wire wire;
+};
+
+TEST(PgCodec, ScalarsRoundTrip) {
+  const std::vector<Case> cases = {
+      {Value::Bool(true), Enc::kBool, Wire::kBool},
+      {Value::Int(L::kInt16, -32768), Enc::kInt2, Wire::kInt2},
+      {Value::Int(L::kInt32, std::numeric_limits<int32_t>::min()), Enc::kInt4, Wire::kInt4},
+      {Value::Int(L::kInt64, std::numeric_limits<int64_t>::max()), Enc::kInt8, Wire::kInt8},
+      {Value::UInt(L::kUInt32, 4294967295u), Enc::kUInt32, Wire::kUInt32},
+      {Value::UInt(L::kUInt64, 18446744073709551615u), Enc::kUInt64, Wire::kUInt64},
+      {Value::Float32(-0.0f), Enc::kFloat4, Wire::kFloat4},
+      {Value::Float64(std::numeric_limits<double>::denorm_min()), Enc::kFloat8, Wire::kFloat8},
+      {Value::Bytes(L::kDecimal, "-12345678901234567890.000100"), Enc::kDecimalNumeric,
+       Wire::kNumeric},
+      {Value::Bytes(L::kDecimal, "NaN"), Enc::kDecimalNumeric, Wire::kNumeric},
+      {Value::Bytes(L::kText, "h\xC3\xA9llo \xF0\x9F\x98\x80"), Enc::kRaw, Wire::kRaw},
+      {Value::Bytes(L::kBytes, std::string("\0\1\xff", 3)), Enc::kRaw, Wire::kRaw},
+      {Value::Bytes(L::kJson, "{\"a\": [1, 2]}"), Enc::kJsonb, Wire::kJsonb},
+      {Value::Bytes(L::kBit, EncodeBits("1011001110")), Enc::kBit, Wire::kBit},
+      {Value::Bytes(L::kBit, EncodeBits("")), Enc::kBit, Wire::kBit},
+      {Value::Date(kDateNegInfinity), Enc::kDate, Wire::kDate},
+      {Value::Micros(L::kTime, 86'400'000'000), Enc::kTime, Wire::kTime},
+      {Value::TimeTzValue({49'500'000'000, 19800}), Enc::kTimeTz, Wire::kTimeTz},
+      {Value::Micros(L::kTimestampTz, kTimestampPosInfinity), Enc::kTimestamp, Wire::kTimestamp},
+      {Value::IntervalValue({-14, 3, -14'706'000'001}), Enc::kInterval, Wire::kInterval},
+  };
+  for (const Case& c : cases) {
+    ColumnVector col(c.value.type());
+    ASSERT_TRUE(col.Append(c.value).ok());
+    Encoder enc;
+    enc.enc = c.enc;
+    enc.type = c.value.type();
+    FieldPlan plan;
+    plan.type = c.value.type();
+    plan.wire = c.wire;
+    EXPECT_TRUE(WireFits(c.wire, c.value.type()));
+    EXPECT_EQ(Decode(plan, Encode(enc, col)), c.value) << c.value.ToString();
+  }
+}
+
+TEST(PgCodec, LayoutsArePostgres) {
+  // timetz: microseconds, then the zone in seconds WEST of UTC.
+  ColumnVector tz(L::kTimeTz);
+  tz.AppendTimeTz({1, 7200});
+  std::string b = Encode(Encoder{Enc::kTimeTz, L::kTimeTz}, tz);
+  ASSERT_EQ(b.size(), 12u);
+  EXPECT_EQ(LoadBE64(b.data()), 1u);
+  EXPECT_EQ(static_cast<int32_t>(LoadBE32(b.data() + 8)), -7200);
+  // interval: microseconds, days, months.
+  ColumnVector iv(L::kInterval);
+  iv.AppendInterval({5, 6, 7});
+  b = Encode(Encoder{Enc::kInterval, L::kInterval}, iv);
+  ASSERT_EQ(b.size(), 16u);
+  EXPECT_EQ(LoadBE64(b.data()), 7u);
+  EXPECT_EQ(LoadBE32(b.data() + 8), 6u);
+  EXPECT_EQ(LoadBE32(b.data() + 12), 5u);
+  // bit: i32 big-endian bit count.
+  ColumnVector bits(L::kBit);
+  bits.AppendBytes(EncodeBits("101"));
+  b = Encode(Encoder{Enc::kBit, L::kBit}, bits);
+  EXPECT_EQ(b, std::string("\0\0\0\3\xa0", 5));
+  // integers into numeric.
+  ColumnVector u(L::kUInt64);
+  u.AppendUInt(18446744073709551615u);
+  b = Encode(Encoder{Enc::kIntNumeric, L::kUInt64}, u);
+  std::string text;
+  ASSERT_TRUE(AppendNumericText(b, &text).ok());
+  EXPECT_EQ(text, "18446744073709551615");
+}
+
+TEST(PgCodec, ArraysRoundTripWithNullsAndBounds) {
+  ArrayValue a;
+  a.element_type = L::kInt32;
+  a.dims = {{2, 0}, {2, -1}};
+  a.elements = {Value::Int(L::kInt32, 1), Value::Null(L::kInt32), Value::Int(L::kInt32, 3),
+                Value::Int(L::kInt32, -4)};
+  ArrayValue t;
+  t.element_type = L::kText;
+  t.dims = {{3, 1}};
+  t.elements = {Value::Bytes(L::kText, "a,b"), Value::Null(L::kText), Value::Bytes(L::kText, "")};
+  ArrayValue empty;
+  empty.element_type = L::kDecimal;
+  ArrayValue tz;
+  tz.element_type = L::kTimeTz;
+  tz.dims = {{1, 1}};
+  tz.elements = {Value::TimeTzValue({3, -3600})};
+  const struct {
+    ArrayValue value;
+    Enc enc;
+    Wire wire;
+  } cases[] = {{a, Enc::kInt4, Wire::kInt4},
+               {t, Enc::kRaw, Wire::kRaw},
+               {empty, Enc::kDecimalNumeric, Wire::kNumeric},
+               {tz, Enc::kTimeTz, Wire::kTimeTz}};
+  for (const auto& c : cases) {
+    auto bytes = EncodeArray(c.value);
+    ASSERT_TRUE(bytes.ok());
+    ColumnVector col(L::kArray, c.value.element_type);
+    col.AppendBytes(*bytes);
+    Encoder enc{Enc::kArray, L::kArray, c.value.element_type, c.enc, 23};
+    const std::string pgbytes = Encode(enc, col);
+    ASSERT_GE(pgbytes.size(), 12u);
+    EXPECT_EQ(LoadBE32(pgbytes.data()), c.value.dims.size());
+    EXPECT_EQ(LoadBE32(pgbytes.data() + 8), 23u);  // the element type OID
+    FieldPlan plan{L::kArray, Wire::kArray, c.value.element_type, c.wire};
+    Value back = Decode(plan, pgbytes);
+    ASSERT_FALSE(back.is_null());
+    auto decoded = DecodeArray(back.AsBytes());
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    EXPECT_EQ(*decoded, c.value) << ArrayToString(c.value);
+    // Every truncation of the server bytes is rejected, never read past.
+    for (size_t n = 0; n < pgbytes.size(); ++n) {
+      ColumnVector sink(L::kArray, c.value.element_type);
+      DecodeScratch scratch;
+      EXPECT_FALSE(DecodeField(plan, pgbytes.substr(0, n), &sink, &scratch).ok()) << n;
+    }
+  }
+}
+
+TEST(PgCodec, MalformedServerBytesAreCorruption) {
+  DecodeScratch scratch;
+  const struct {
+    FieldPlan plan;
+    std::string bytes;
+  } bad[] = {
+      {{L::kInt32, Wire::kInt4}, "abc"},
+      {{L::kUuid, Wire::kUuid}, std::string(15, 'x')},
+      {{L::kBit, Wire::kBit}, std::string("\0\0\0\x09\xff", 5)},  // 9 bits need 2 bytes
+      {{L::kJson, Wire::kJsonb}, "\x02{}"},
+      {{L::kDecimal, Wire::kNumeric}, std::string("\0\1\0\0\0\0\0\0", 8)},
+      // 2^31 x 2^31 elements claimed
+      {{L::kArray, Wire::kArray, L::kInt32, Wire::kInt4},
+       std::string("\0\0\0\2\0\0\0\0\0\0\0\x17\x7f\xff\xff\xff\0\0\0\1\x7f\xff\xff\xff\0\0\0\1",
+                   28)},
+  };
+  for (const auto& c : bad) {
+    ColumnVector col(c.plan.type, c.plan.element_type);
+    Status s = DecodeField(c.plan, c.bytes, &col, &scratch);
+    EXPECT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();
+    EXPECT_EQ(col.size(), 0u);
+  }
+}
+
+TEST(PgCodec, RangeChecksAndZeroDates) {
+  ColumnVector big(L::kInt64);
+  big.AppendInt(int64_t{1} << 40);
+  std::string out;
+  Status s = EncodeCell(Encoder{Enc::kInt4, L::kInt64}, big, 0, ZeroDatePolicy::kNull, &out);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("1099511627776"), std::string::npos);
+  EXPECT_TRUE(out.empty());
+
+  auto zero = ParseDate("0000-00-00");
+  ASSERT_TRUE(zero.ok());
+  ColumnVector d(L::kDate);
+  d.AppendDate(*zero);
+  EXPECT_EQ(Encode(Encoder{Enc::kDate, L::kDate}, d, ZeroDatePolicy::kNull), "<NULL>");
+  std::string neg = Encode(Encoder{Enc::kDate, L::kDate}, d, ZeroDatePolicy::kNegInfinity);
+  ASSERT_EQ(neg.size(), 4u);
+  EXPECT_EQ(static_cast<int32_t>(LoadBE32(neg.data())), kDateNegInfinity);
+  out.clear();
+  s = EncodeCell(Encoder{Enc::kDate, L::kDate}, d, 0, ZeroDatePolicy::kError, &out);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace dbs::pg
