@@ -283,6 +283,7 @@ TEST_F(MysqlSourceSinkTest, TypeZooCopiesExactly) {
   EXPECT_GE(bundles.size(), 3u);
 
   SinkOptions so;
+  so.source_engine = Engine::kMysql;
   so.stream = "zoo";
   so.target_schema = "zoo_dst";
   ASSERT_OK_AND_ASSIGN(auto sink, MysqlSink::Open(Config(""), so));
@@ -385,6 +386,7 @@ TEST_F(MysqlSourceSinkTest, SharedZooCopiesExactly) {
   spec.table = t;
   ASSERT_OK_AND_ASSIGN(auto bundles, ReadAll(snap.get(), spec, 2, 512u << 10));
   SinkOptions so;
+  so.source_engine = Engine::kMysql;
   so.stream = "shared-zoo";
   so.target_schema = "szoo_dst";
   ASSERT_OK_AND_ASSIGN(auto sink, Sink::Open(Config(""), so));
@@ -415,6 +417,7 @@ TEST_F(MysqlSourceSinkTest, RedeliveredBundlesAreWrittenOnce) {
   ASSERT_EQ(bundles.size(), 3u);
 
   SinkOptions so;
+  so.source_engine = Engine::kMysql;
   so.stream = "redo";
   so.target_schema = "redo_dst";
   ASSERT_OK_AND_ASSIGN(auto sink, MysqlSink::Open(Config(""), so));
@@ -466,6 +469,7 @@ TEST_F(MysqlSourceSinkTest, UpsertUpdatesByPrimaryKey) {
   ASSERT_OK_AND_ASSIGN(auto source, MysqlSource::Open(Config("up_src")));
   ASSERT_OK_AND_ASSIGN(TableSchema t, source->Describe({"", "t"}));
   SinkOptions so;
+  so.source_engine = Engine::kMysql;
   so.stream = "up";
   so.target_schema = "up_dst";
   so.write_mode = WriteMode::kUpsert;
@@ -512,6 +516,7 @@ TEST_F(MysqlSourceSinkTest, InsertFallbackWhenLocalInfileIsOff) {
 
   Exec("SET GLOBAL local_infile = 0");
   SinkOptions so;
+  so.source_engine = Engine::kMysql;
   so.stream = "zoo-insert";
   so.target_schema = "zoo_ins";
   auto sink = MysqlSink::Open(Config(""), so);
@@ -537,6 +542,7 @@ TEST_F(MysqlSourceSinkTest, SchemaPoliciesAndWriteModes) {
   ASSERT_OK_AND_ASSIGN(TableSchema t, source->Describe({"", "t"}));
 
   SinkOptions so;
+  so.source_engine = Engine::kMysql;
   so.target_schema = "pol_dst";
   so.stream = "pol-a";
   so.schema_policy = SchemaPolicy::kFailIfExists;
@@ -617,6 +623,7 @@ TEST_F(MysqlSourceSinkTest, EncodingErrorRollsBackAndSinkStaysUsable) {
   Bundle bad = make(rows);
   Bundle good = make({{1, 0.5}, {2, -0.25}});
   SinkOptions so;
+  so.source_engine = Engine::kMysql;
   so.stream = "nan";
   so.target_schema = "nan_dst";
   ASSERT_OK_AND_ASSIGN(auto sink, MysqlSink::Open(Config(""), so));
@@ -653,6 +660,7 @@ TEST_F(MysqlSourceSinkTest, ForeignKeysAndChecksAfterTheData) {
   ASSERT_EQ(child.checks.size(), 1u);
   ASSERT_OK_AND_ASSIGN(auto snap, source->BeginSnapshot(2));
   SinkOptions so;
+  so.source_engine = Engine::kMysql;
   so.stream = "fk";
   so.target_schema = "fk_dst";
   ASSERT_OK_AND_ASSIGN(auto sink, MysqlSink::Open(Config(""), so));
@@ -759,6 +767,7 @@ ANALYZE TABLE big;)",
   // Parallel copy: 2 readers on one snapshot, 2 writers (one sink each).
   ASSERT_OK_AND_ASSIGN(auto snap, source->BeginSnapshot(2));
   SinkOptions so;
+  so.source_engine = Engine::kMysql;
   so.stream = "big";
   so.target_schema = "big_dst";
   std::deque<std::pair<size_t, KeyRange>> tasks;
@@ -826,6 +835,7 @@ ANALYZE TABLE big;)",
     spec.table = t;
     ASSERT_OK_AND_ASSIGN(auto bundles, ReadAll(snap.get(), spec, 2000, 768u << 10));
     SinkOptions wo;
+    wo.source_engine = Engine::kMysql;
     wo.stream = "big-write";
     wo.target_schema = "big_dst2";
     wo.schema_policy = SchemaPolicy::kDropAndRecreate;

@@ -51,40 +51,7 @@ const std::string& Str(const TextRow& row, size_t i) {
   return row[i] ? *row[i] : kEmpty;
 }
 
-// The SQL dialect the table was described in. The schema model does not carry the source
-// engine; PostgreSQL's format_type() spellings and types MySQL never reports give it away.
-Dialect SourceDialectOf(const TableSchema& t) {
-  static const char* kPgMarkers[] = {"character varying",
-                                     "character(",
-                                     "without time zone",
-                                     "with time zone",
-                                     "double precision",
-                                     "[]",
-                                     "bytea",
-                                     "jsonb",
-                                     "boolean",
-                                     "integer",
-                                     "numeric",
-                                     "real",
-                                     "interval",
-                                     "cidr",
-                                     "macaddr",
-                                     "tsvector",
-                                     "money",
-                                     "serial"};
-  for (const Column& c : t.columns) {
-    if (c.type == LogicalType::kArray || c.type == LogicalType::kInterval ||
-        c.type == LogicalType::kTimeTz || c.type == LogicalType::kBool) {
-      return Dialect::kPostgres;
-    }
-    const std::string st = Lower(c.source_type);
-    for (const char* m : kPgMarkers) {
-      if (st.find(m) != std::string::npos) return Dialect::kPostgres;
-    }
-    if (c.type == LogicalType::kEnum && st.rfind("enum(", 0) != 0) return Dialect::kPostgres;
-  }
-  return Dialect::kMysql;
-}
+Dialect DialectOf(Engine e) { return e == Engine::kMysql ? Dialect::kMysql : Dialect::kPostgres; }
 
 std::string LockName(const std::string& stream, const std::string& table) {
   std::string name = "dbstreams:" + stream + ":" + table;
@@ -420,7 +387,7 @@ Status ApplyPolicy(MysqlConnection* conn, const SinkOptions& o, const TableSchem
     ddl.target_schema = db;
     ddl.mariadb_native_types = conn->is_mariadb() && conn->server_version() >= 101000;
     ddl.warnings = warnings;
-    auto sql = CreateTableSql(t, Dialect::kMysql, SourceDialectOf(src), ddl);
+    auto sql = CreateTableSql(t, Dialect::kMysql, DialectOf(o.source_engine), ddl);
     if (!sql.ok()) return sql.status().WithContext(ctx);
     DBS_RETURN_IF_ERROR(conn->Exec(*sql, "creating " + what));
     *created = true;
@@ -786,7 +753,7 @@ Status MysqlSink::FinishStream(const std::vector<TableSchema>& tables) {
         ddl.target_schema = db;
         ddl.mariadb_native_types = conn_->is_mariadb() && conn_->server_version() >= 101000;
         ddl.warnings = &warnings;
-        const Dialect source = SourceDialectOf(t);
+        const Dialect source = DialectOf(options_.source_engine);
         std::vector<std::string> statements;
         if (std::string(phase.name) == "indexes") {
           std::vector<std::string> clauses;
