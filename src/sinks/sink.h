@@ -39,7 +39,7 @@ struct TargetTable {
 };
 
 struct SinkOptions {
-  std::string stream;            // the stream name: scopes checkpoint rows
+  std::string stream;  // "<stream>.<run id>": scopes checkpoint and state rows to one run
   std::string target_schema;     // empty: the source's schema name
   Engine source_engine = Engine::kPostgres;  // how to read source types, defaults, checks
   SchemaPolicy schema_policy = SchemaPolicy::kCreateMissing;
