@@ -58,7 +58,8 @@ class Sink {
   virtual Result<size_t> Apply(const std::vector<BundleRef>& bundles) = 0;
   // Indexes, foreign keys and checks for all tables, once the data is in.
   virtual Status FinishStream(const std::vector<TableSchema>& tables) = 0;
-  // Removes this stream's checkpoint rows (after a completed and verified load).
+  // Removes this run's applied-bundle records once every bundle is committed and acknowledged.
+  // The per-table state rows stay (a late writer must see the run as finished).
   virtual Status ForgetStream() = 0;
 };
 

@@ -55,9 +55,23 @@ std::string CanonicalDecimal(std::string_view s) {
   return out;
 }
 
+// Numbers as PostgreSQL's jsonb keeps them: 1.5e10 and 15000000000 are one value, so
+// integral floats within the exact double range become integers.
+void NormalizeJsonNumbers(nlohmann::json* j) {
+  if (j->is_number_float()) {
+    double d = j->get<double>();
+    if (std::isfinite(d) && d == std::trunc(d) && std::fabs(d) < 9007199254740992.0) {
+      *j = static_cast<int64_t>(d);
+    }
+  } else if (j->is_structured()) {
+    for (auto& e : *j) NormalizeJsonNumbers(&e);
+  }
+}
+
 std::string CanonicalJson(std::string_view s) {
   nlohmann::json j = nlohmann::json::parse(s, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return std::string(s);
+  NormalizeJsonNumbers(&j);
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

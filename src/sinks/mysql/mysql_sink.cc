@@ -808,7 +808,9 @@ Status MysqlSink::ForgetStream() {
         "DELETE FROM `_dbstreams`.`applied` WHERE `stream` = " + stream + " LIMIT 10000", ctx));
     if (conn_->affected_rows() < 10000) break;
   }
-  return conn_->Exec("DELETE FROM `_dbstreams`.`state` WHERE `stream` = " + stream, ctx);
+  // The state rows stay: a writer looking at this run after another finished it must see
+  // "finished", never apply the schema policy again.
+  return Status::Ok();
 }
 
 }  // namespace dbs

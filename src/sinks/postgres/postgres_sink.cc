@@ -785,12 +785,11 @@ Status PostgresSink::FinishStream(const std::vector<TableSchema>& tables) {
 
 Status PostgresSink::ForgetStream() {
   DBS_RETURN_IF_ERROR(EnsureBookkeeping());
-  Status s = pg::ExecParams(conn(),
-                            "WITH a AS (DELETE FROM _dbstreams.applied WHERE stream = $1) "
-                            "DELETE FROM _dbstreams.dbstreams_state WHERE stream = $1",
-                            {options_.stream}, "forgetting stream " + options_.stream)
-                 .status();
-  return s;
+  // Only the applied-bundle records: the state rows stay, so a writer that looks at this run
+  // after another finished it sees "finished" and never applies the schema policy again.
+  return pg::ExecParams(conn(), "DELETE FROM _dbstreams.applied WHERE stream = $1",
+                        {options_.stream}, "forgetting stream " + options_.stream)
+      .status();
 }
 
 }  // namespace
