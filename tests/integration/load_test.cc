@@ -220,9 +220,7 @@ TEST_F(LoadTest, MariaDbToPostgresTypeZoo) {
   EXPECT_EQ(PgCount("zoo_m2p_dst", "zoo_m2p.zoo"), 5);
 }
 
-// Known failure, left visible (DISABLED_): MariaDB rejects one of the zoo's arrays written as
-// JSON ("Syntax error in JSON text ... CONSTRAINT c_int_arr failed").
-TEST_F(LoadTest, DISABLED_PostgresToMariaDbTypeZoo) {
+TEST_F(LoadTest, PostgresToMariaDbTypeZoo) {
   std::string src = NewPostgres("zoo_p2m");
   ASSERT_TRUE(pg_->Exec(SqlFile("postgres_zoo.sql"), "zoo_p2m").ok());
   std::string dst = NewMariaDb("zoo_p2m_dst");

@@ -302,7 +302,9 @@ Result<ColumnWriter> WriterFor(const Column& src, const std::string& target_name
       w.kind = TextKind::kValueText;
       return w;
     case LogicalType::kArray:
-      w.kind = dt == "json" ? TextKind::kJsonArray : TextKind::kValueText;
+      // Arrays always travel as JSON (docs/type-mapping.md); MariaDB reports its JSON type as
+      // longtext, so the target type name cannot decide this.
+      w.kind = TextKind::kJsonArray;
       return w;
     default:
       break;

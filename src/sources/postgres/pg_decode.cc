@@ -138,6 +138,10 @@ Status DecodeScalar(Wire wire, std::string_view b, Out& out, std::string* scratc
     case Wire::kRaw:
       out.Bytes(b);
       return Status::Ok();
+    case Wire::kBpchar:
+      while (!b.empty() && b.back() == ' ') b.remove_suffix(1);
+      out.Bytes(b);
+      return Status::Ok();
     case Wire::kJsonb:
       if (b.empty() || b[0] != 1) return Bad("jsonb (unknown version)");
       out.Bytes(b.substr(1));
@@ -258,6 +262,8 @@ bool WireFits(Wire wire, LogicalType type) {
     case Wire::kRaw:
       return type == L::kText || type == L::kBytes || type == L::kJson || type == L::kEnum ||
              type == L::kSet;
+    case Wire::kBpchar:
+      return type == L::kText;
     case Wire::kJsonb:
       return type == L::kJson;
     case Wire::kUuid:

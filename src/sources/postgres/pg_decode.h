@@ -33,6 +33,7 @@ enum class Wire : uint8_t {
   kFloat8,     // float8
   kNumeric,    // numeric
   kRaw,        // bytes as they are: text types, bytea, json, enum labels
+  kBpchar,     // char(n): the text without its pad spaces, which PostgreSQL ignores too
   kJsonb,      // version byte 1, then the text
   kUuid,       // 16 bytes
   kBit,        // bit/varbit: i32 bit count, then the bits

@@ -45,7 +45,7 @@ std::optional<Natural> NaturalOf(const TypeInfo& t) {
       {"numeric", Wire::kNumeric, L::kDecimal},
       {"text", Wire::kRaw, L::kText},
       {"varchar", Wire::kRaw, L::kText},
-      {"bpchar", Wire::kRaw, L::kText},
+      {"bpchar", Wire::kBpchar, L::kText},
       {"name", Wire::kRaw, L::kText},
       {"citext", Wire::kRaw, L::kText},
       {"bytea", Wire::kRaw, L::kBytes},
