@@ -1,5 +1,7 @@
 // dbstreams: the command-line entry point.
 //   dbstreams serve     the all-in-one platform on this machine (embedded nats-server, ...)
+//   dbstreams run       run one stream to completion (embedded NATS, reader and writers)
+//   dbstreams verify    compare a stream's source and target by counts and checksums
 //   dbstreams version
 #include <signal.h>
 
@@ -11,6 +13,7 @@
 #include "bus/embedded_nats.h"
 #include "core/config.h"
 #include "core/logging.h"
+#include "run_command.h"
 
 namespace {
 
@@ -21,6 +24,8 @@ int Usage() {
                "usage: dbstreams <command> [flags]\n"
                "commands:\n"
                "  serve     run the platform on this machine (embedded NATS JetStream)\n"
+               "  run       run a stream (JSON file) to completion, with progress and checks\n"
+               "  verify    compare a stream's source and target (counts and checksums)\n"
                "  version   print the version\n"
                "run 'dbstreams <command> --help' for a command's flags\n");
   return 2;
@@ -92,5 +97,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "serve") return Serve(argc - 1, argv + 1);
+  if (cmd == "run") return dbs::cli::RunCommand(argc - 1, argv + 1, DefaultDataDir());
+  if (cmd == "verify") return dbs::cli::VerifyCommand(argc - 1, argv + 1);
   return Usage();
 }

@@ -2,9 +2,42 @@
 
 #include <nats/nats.h>
 
+#include <cctype>
 #include <cstring>
+#include <mutex>
 
 namespace dbs::bus {
+
+namespace internal {
+
+// Asynchronous publish failures since the last WaitPublished. libnats calls Record from its
+// reply-dispatch thread; it counts a message as pending until the callback returns, so
+// js_PublishAsyncComplete returning OK means no callback is running or will run for it.
+struct AsyncPublishErrors {
+  std::mutex mu;
+  Status first;
+  int64_t failed = 0;
+
+  void Record(Status st) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (failed++ == 0) first = std::move(st);
+  }
+  // The first failure (with the count) and a reset; OK when none.
+  Status Take() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (failed == 0) return Status::Ok();
+    Status out = first;
+    if (failed > 1) {
+      out = out.WithContext(std::to_string(failed) + " asynchronous publishes failed, the first");
+    }
+    first = Status();
+    failed = 0;
+    return out;
+  }
+};
+
+}  // namespace internal
+
 namespace {
 
 Status FromNats(natsStatus s, std::string_view what, jsErrCode jerr = static_cast<jsErrCode>(0)) {
@@ -19,6 +52,21 @@ Status FromNats(natsStatus s, std::string_view what, jsErrCode jerr = static_cas
     msg += ")";
   }
   if (jerr != 0) msg += " [jetstream error " + std::to_string(static_cast<int>(jerr)) + "]";
+  // JetStream API errors arrive as NATS_ERR; their code says what happened.
+  switch (jerr) {
+    case JSStreamNotFoundErr:
+    case JSConsumerNotFoundErr:
+      return Status::NotFound(std::move(msg));
+    case JSStreamMessageExceedsMaximumErr:
+      return Status::ResourceExhausted(std::move(msg));
+    case JSClusterNoPeersErr:   // a cluster still forming, or a node down
+    case JSClusterNotAvailErr:  // no meta leader (election under way)
+    case JSClusterNotLeaderErr:
+    case JSInsufficientResourcesErr:
+      return Status(StatusCode::kUnavailable, Retry::kRetry, std::move(msg));
+    default:
+      break;
+  }
   switch (s) {
     case NATS_TIMEOUT:
       return Status::Timeout(std::move(msg));
@@ -40,6 +88,36 @@ Status FromNats(natsStatus s, std::string_view what, jsErrCode jerr = static_cas
     default:
       return Status(StatusCode::kUnavailable, Retry::kFail, std::move(msg));
   }
+}
+
+void OnAsyncPublishError(jsCtx* /*js*/, jsPubAckErr* pae, void* closure) {
+  auto* errors = static_cast<internal::AsyncPublishErrors*>(closure);
+  std::string what = "publishing to ";
+  const char* subject = pae->Msg != nullptr ? natsMsg_GetSubject(pae->Msg) : nullptr;
+  what += subject != nullptr ? subject : "?";
+  if (pae->ErrText != nullptr && *pae->ErrText != '\0') {
+    what += " (";
+    what += pae->ErrText;
+    what += ")";
+  }
+  errors->Record(FromNats(pae->Err != NATS_OK ? pae->Err : NATS_ERR, what, pae->ErrCode));
+}
+
+// "nats://a:4222, nats://b:4222" -> {"nats://a:4222", "nats://b:4222"}.
+std::vector<std::string> SplitUrls(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    size_t b = start;
+    size_t e = end;
+    while (b < e && std::isspace(static_cast<unsigned char>(list[b]))) ++b;
+    while (e > b && std::isspace(static_cast<unsigned char>(list[e - 1]))) --e;
+    if (e > b) out.emplace_back(list.substr(b, e - b));
+    start = end + 1;
+  }
+  return out;
 }
 
 struct OptionsDeleter {
@@ -98,7 +176,14 @@ Result<std::unique_ptr<NatsConnection>> NatsConnection::Connect(const NatsOption
   natsOptions* raw_opts = nullptr;
   DBS_RETURN_IF_ERROR(FromNats(natsOptions_Create(&raw_opts), "nats options"));
   std::unique_ptr<natsOptions, OptionsDeleter> opts(raw_opts);
-  natsStatus s = natsOptions_SetURL(opts.get(), o.url.c_str());
+  // natsOptions_SetURL takes one URL; a cluster's comma-separated list goes to SetServers.
+  std::vector<std::string> urls = SplitUrls(o.url);
+  if (urls.empty()) return Status::InvalidArgument("NATS URL is empty");
+  std::vector<const char*> url_ptrs;
+  for (const std::string& u : urls) url_ptrs.push_back(u.c_str());
+  natsStatus s = urls.size() == 1 ? natsOptions_SetURL(opts.get(), url_ptrs[0])
+                                  : natsOptions_SetServers(opts.get(), url_ptrs.data(),
+                                                           static_cast<int>(url_ptrs.size()));
   if (s == NATS_OK) s = natsOptions_SetName(opts.get(), o.name.c_str());
   if (s == NATS_OK) s = natsOptions_SetTimeout(opts.get(), o.connect_timeout.count());
   if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts.get(), o.max_reconnects);
@@ -132,12 +217,30 @@ Result<std::unique_ptr<NatsConnection>> NatsConnection::Connect(const NatsOption
   jsOptions_Init(&jo);
   jo.Wait = o.request_timeout.count();
   jo.PublishAsync.MaxPending = 4096;
+  jo.PublishAsync.ErrHandler = OnAsyncPublishError;
+  jo.PublishAsync.ErrHandlerClosure = c->async_errors_.get();
   DBS_RETURN_IF_ERROR(FromNats(natsConnection_JetStream(&c->js_, c->nc_, &jo), "jetstream"));
   return c;
 }
 
+NatsConnection::NatsConnection()
+    : async_errors_(std::make_unique<internal::AsyncPublishErrors>()) {}
+
 NatsConnection::~NatsConnection() {
-  if (js_ != nullptr) jsCtx_Destroy(js_);
+  if (js_ != nullptr) {
+    // The publish-error callback writes to async_errors_: make sure none runs after this.
+    // Let in-flight async publishes finish (bounded), drop the rest (their late acks are then
+    // ignored by libnats), and wait for a callback that may be running right now.
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = 1000;
+    if (js_PublishAsyncComplete(js_, &po) != NATS_OK) {
+      natsMsgList pending{};
+      if (js_PublishAsyncGetPendingList(&pending, js_) == NATS_OK) natsMsgList_Destroy(&pending);
+      js_PublishAsyncComplete(js_, &po);
+    }
+    jsCtx_Destroy(js_);
+  }
   if (nc_ != nullptr) {
     natsConnection_Close(nc_);
     natsConnection_Destroy(nc_);
@@ -236,7 +339,7 @@ Status NatsConnection::WaitPublished(std::chrono::milliseconds timeout) {
       return Status::Unavailable(std::to_string(n) + " published messages were not acknowledged");
     }
   }
-  return Status::Ok();
+  return async_errors_->Take();
 }
 
 Result<std::string> NatsConnection::GetLastMessage(const std::string& stream,
@@ -254,8 +357,8 @@ Result<std::string> NatsConnection::GetLastMessage(const std::string& stream,
   return data;
 }
 
-Result<NatsConnection::ConsumerState> NatsConnection::GetConsumerState(
-    const std::string& stream, const std::string& durable) {
+Result<NatsConnection::ConsumerState> NatsConnection::GetConsumerState(const std::string& stream,
+                                                                       const std::string& durable) {
   jsConsumerInfo* ci = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   natsStatus s = js_GetConsumerInfo(&ci, js_, stream.c_str(), durable.c_str(), nullptr, &jerr);
@@ -291,9 +394,9 @@ Result<std::unique_ptr<Subscription>> Subscription::Create(NatsConnection* conn,
 
 void Subscription::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
   auto* self = static_cast<Subscription*>(closure);
-  self->handler_(natsMsg_GetSubject(msg),
-                 std::string_view(natsMsg_GetData(msg),
-                                  static_cast<size_t>(natsMsg_GetDataLength(msg))));
+  self->handler_(
+      natsMsg_GetSubject(msg),
+      std::string_view(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
   natsMsg_Destroy(msg);
 }
 

@@ -29,6 +29,10 @@ typedef struct __natsMsg natsMsg;
 
 namespace dbs::bus {
 
+namespace internal {
+struct AsyncPublishErrors;  // failures reported by libnats' publish-ack callback
+}  // namespace internal
+
 struct NatsOptions {
   std::string url = "nats://127.0.0.1:4222";  // comma-separated list for a cluster
   std::string name = "dbstreams";             // client name shown by the server
@@ -118,6 +122,8 @@ class NatsConnection {
                              std::string_view msg_id = {},
                              const std::vector<std::pair<std::string, std::string>>& headers = {});
   // Pipelined publish: returns once queued; WaitPublished() reports the first failure.
+  // Failures are collected per connection: WaitPublished returns (and clears) the first failure
+  // of any PublishAsync since the previous WaitPublished, with the number of failed messages.
   Status PublishAsync(std::string_view subject, std::string_view data, std::string_view msg_id = {},
                       const std::vector<std::pair<std::string, std::string>>& headers = {});
   Status WaitPublished(std::chrono::milliseconds timeout);
@@ -126,8 +132,8 @@ class NatsConnection {
   Result<std::string> GetLastMessage(const std::string& stream, const std::string& subject);
 
   struct ConsumerState {
-    uint64_t num_pending = 0;      // not yet delivered
-    int64_t num_ack_pending = 0;   // delivered, not yet acknowledged
+    uint64_t num_pending = 0;     // not yet delivered
+    int64_t num_ack_pending = 0;  // delivered, not yet acknowledged
     int64_t num_redelivered = 0;
   };
   Result<ConsumerState> GetConsumerState(const std::string& stream, const std::string& durable);
@@ -140,10 +146,12 @@ class NatsConnection {
   jsCtx* js() { return js_; }
 
  private:
-  NatsConnection() = default;
+  NatsConnection();
   natsConnection* nc_ = nullptr;
   jsCtx* js_ = nullptr;
   std::chrono::milliseconds request_timeout_{5000};
+  // Written from libnats' callback thread; outlives js_ (see the destructor).
+  std::unique_ptr<internal::AsyncPublishErrors> async_errors_;
 };
 
 // A core NATS subscription delivering to a callback on libnats' thread; unsubscribes when

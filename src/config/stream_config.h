@@ -67,7 +67,7 @@ struct StreamConfig {
   int readers = 2;                // parallel read connections
   uint64_t split_rows = 250'000;  // tables larger than this are split into chunks of it
   Compression compression = Compression::kLz4;
-  ZeroDatePolicy zero_date = ZeroDatePolicy::kNull;
+  ZeroDatePolicy zero_date = ZeroDatePolicy::kError;
   bool verify = true;         // compare counts and checksums after a load
   bool keep_partial = false;  // on failure, keep what was written (else drop new tables)
 };

@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -202,13 +203,16 @@ Result<ReaderStats> LoadReader::Run() {
         tasks.push_back({&t, static_cast<int>(i), ranges[i]});
       }
     }
-    json meta = {{"index", t.index},
-                 {"table", ToJson(t.schema)},
-                 {"target", t.target_name}};
-    DBS_RETURN_IF_ERROR(
-        nats_->Publish(bus::SubjectMeta(name, t.index), meta.dump()).status());
+    json meta = {{"index", t.index}, {"table", ToJson(t.schema)}, {"target", t.target_name}};
+    DBS_RETURN_IF_ERROR(nats_->Publish(bus::SubjectMeta(name, t.index), meta.dump()).status());
   }
+  // A fresh id per run scopes the writers' checkpoints in the target: bundle ids repeat from
+  // run to run, applied-bundle records of an earlier run must not suppress this run's data.
+  std::random_device rd;
+  char run_id[17];
+  std::snprintf(run_id, sizeof run_id, "%08x%08x", rd(), rd());
   json plan = {{"stream", name},
+               {"run", run_id},
                {"tables", json::array()},
                {"position", snapshot->position().value},
                {"engine", EngineName(config_.source.engine)}};

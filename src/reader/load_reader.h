@@ -27,9 +27,9 @@ namespace dbs {
 // One table of a run: what is read, and under which number it travels.
 struct PlannedTable {
   int index = 0;
-  TableSchema schema;         // the read columns only, in read order
-  TableSelector selector;     // the selector that chose it
-  std::string target_name;    // target table name (selector.target or the source name)
+  TableSchema schema;       // the read columns only, in read order
+  TableSelector selector;   // the selector that chose it
+  std::string target_name;  // target table name (selector.target or the source name)
 };
 
 // Resolves selectors against the source: wildcards, excludes, column selection, custom

@@ -92,6 +92,18 @@ Result<RunSummary> RunLocal(const StreamConfig& config, const LocalRunOptions& o
   std::unique_ptr<bus::EmbeddedNats> embedded;
   std::string url = options.nats_url;
   std::string store;
+  // Stops the embedded server and removes its store on every way out of this function.
+  struct StoreCleanup {
+    std::unique_ptr<bus::EmbeddedNats>* server;
+    std::string* dir;
+    ~StoreCleanup() {
+      if (*server) (*server)->Stop();
+      if (!dir->empty()) {
+        std::error_code ec;
+        std::filesystem::remove_all(*dir, ec);
+      }
+    }
+  } cleanup{&embedded, &store};
   if (url.empty()) {
     store = options.data_dir + "/run-" + config.name + "-" + std::to_string(getpid());
     bus::EmbeddedNatsOptions eo;
@@ -102,11 +114,10 @@ Result<RunSummary> RunLocal(const StreamConfig& config, const LocalRunOptions& o
   DBS_ASSIGN_OR_RETURN(auto reader_conn, Connect(url, "dbstreams-reader"));
   DBS_ASSIGN_OR_RETURN(auto watch_conn, Connect(url, "dbstreams-run"));
   ProgressBoard board;
-  DBS_ASSIGN_OR_RETURN(auto sub, bus::Subscription::Create(
-                                     watch_conn.get(), bus::SubjectProgress(config.name),
-                                     [&board](std::string_view, std::string_view data) {
-                                       board.OnSample(data);
-                                     }));
+  DBS_ASSIGN_OR_RETURN(
+      auto sub, bus::Subscription::Create(
+                    watch_conn.get(), bus::SubjectProgress(config.name),
+                    [&board](std::string_view, std::string_view data) { board.OnSample(data); }));
 
   LoadReader reader(config, reader_conn.get());
   Result<ReaderStats> reader_result = Status::Internal("reader did not run");
@@ -159,9 +170,9 @@ Result<RunSummary> RunLocal(const StreamConfig& config, const LocalRunOptions& o
           for (const json& t : p["tables"]) {
             TableProgress x;
             x.name = t.value("name", "");
-            auto meta = reader_conn->GetLastMessage(
-                bus::JetStreamName(config.name),
-                bus::SubjectMeta(config.name, t.value("index", 0)));
+            auto meta =
+                reader_conn->GetLastMessage(bus::JetStreamName(config.name),
+                                            bus::SubjectMeta(config.name, t.value("index", 0)));
             if (meta.ok()) {
               json m = json::parse(*meta, nullptr, false);
               if (!m.is_discarded() && m.contains("table")) {
@@ -199,13 +210,7 @@ Result<RunSummary> RunLocal(const StreamConfig& config, const LocalRunOptions& o
     summary.tables[i].read = reader_result->rows[i];
   }
   summary.bytes = reader_result->bytes;
-  summary.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (embedded) {
-    embedded->Stop();
-    std::error_code ec;
-    std::filesystem::remove_all(store, ec);
-  }
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (config.verify) {
     DBS_ASSIGN_OR_RETURN(summary.verdicts, VerifyStream(config));
   }

@@ -29,7 +29,7 @@ struct TableProgress {
 
 struct RunSummary {
   std::vector<TableProgress> tables;
-  uint64_t bytes = 0;       // encoded bytes that crossed the bus
+  uint64_t bytes = 0;  // encoded bytes that crossed the bus
   double seconds = 0;
   std::vector<TableVerdict> verdicts;  // empty when verification is off
   // The tables whose checksums differ, comma-separated; empty when all match.

@@ -1,6 +1,7 @@
 // Sink::Open: picks the implementation by engine. One line per engine.
 #include "sinks/sink.h"
 
+#include "sinks/mysql/mysql_sink.h"
 #include "sinks/postgres/postgres_sink.h"
 
 namespace dbs {
@@ -10,6 +11,8 @@ Result<std::unique_ptr<Sink>> Sink::Open(const ConnectionConfig& config,
   switch (config.engine) {
     case Engine::kPostgres:
       return OpenPostgresSink(config, options);
+    case Engine::kMysql:
+      return OpenMysqlSink(config, options);
     default:
       break;
   }

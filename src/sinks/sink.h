@@ -39,13 +39,13 @@ struct TargetTable {
 };
 
 struct SinkOptions {
-  std::string stream;            // the stream name: scopes checkpoint rows
+  std::string stream;  // "<stream>.<run id>": scopes checkpoint and state rows to one run
   std::string target_schema;     // empty: the source's schema name
   Engine source_engine = Engine::kPostgres;  // how to read source types, defaults, checks
   SchemaPolicy schema_policy = SchemaPolicy::kCreateMissing;
   WriteMode write_mode = WriteMode::kAppend;
   StructureOptions structure;
-  ZeroDatePolicy zero_date = ZeroDatePolicy::kNull;
+  ZeroDatePolicy zero_date = ZeroDatePolicy::kError;
 };
 
 class Sink {

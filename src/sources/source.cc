@@ -1,6 +1,7 @@
 // Source::Open: picks the implementation by engine. One line per engine.
 #include "sources/source.h"
 
+#include "sources/mysql/mysql_source.h"
 #include "sources/postgres/postgres_source.h"
 
 namespace dbs {
@@ -9,6 +10,8 @@ Result<std::unique_ptr<Source>> Source::Open(const ConnectionConfig& config) {
   switch (config.engine) {
     case Engine::kPostgres:
       return OpenPostgresSource(config);
+    case Engine::kMysql:
+      return OpenMysqlSource(config);
     default:
       break;
   }

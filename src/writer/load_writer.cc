@@ -11,8 +11,7 @@ namespace dbs {
 
 using nlohmann::json;
 
-LoadWriter::LoadWriter(const StreamConfig& config, bus::NatsConnection* nats,
-                       WriterOptions options)
+LoadWriter::LoadWriter(const StreamConfig& config, bus::NatsConnection* nats, WriterOptions options)
     : config_(config), nats_(nats), options_(std::move(options)) {}
 
 namespace {
@@ -83,6 +82,9 @@ Result<bool> LoadWriter::CheckFinished(Sink* sink) {
     all.push_back(ts->schema);
   }
   DBS_RETURN_IF_ERROR(sink->FinishStream(all));
+  // Every bundle is committed and acknowledged: no redelivery can come, so the run's
+  // applied-bundle records have done their job.
+  DBS_RETURN_IF_ERROR(sink->ForgetStream());
   DBS_RETURN_IF_ERROR(PublishStatus("complete", ""));
   Log(LogLevel::kInfo, "writer", "stream complete",
       {F("stream", config_.name), F("writer", options_.writer_id)});
@@ -93,9 +95,15 @@ Status LoadWriter::Run() {
   const std::string js = bus::JetStreamName(config_.name);
   // Wait for the reader's plan: it also means the JetStream stream exists.
   auto deadline = std::chrono::steady_clock::now() + options_.plan_timeout;
+  std::string run;
   while (true) {
     auto plan = nats_->GetLastMessage(js, bus::SubjectPlan(config_.name));
-    if (plan.ok()) break;
+    if (plan.ok()) {
+      DBS_ASSIGN_OR_RETURN(json p, ParseJson(*plan, "the reader's plan"));
+      run = p.value("run", "");
+      if (run.empty()) return Status::Corruption("the reader's plan has no run id");
+      break;
+    }
     if (plan.status().code() != StatusCode::kNotFound || stop_.load() ||
         std::chrono::steady_clock::now() > deadline) {
       return stop_.load() ? Status::Cancelled("stopped")
@@ -105,7 +113,7 @@ Status LoadWriter::Run() {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   SinkOptions so;
-  so.stream = config_.name;
+  so.stream = config_.name + "." + run;  // checkpoints are per run
   so.target_schema = config_.target_schema;
   so.source_engine = config_.source.engine;
   so.schema_policy = config_.schema_policy;
@@ -118,7 +126,7 @@ Status LoadWriter::Run() {
   cs.stream = js;
   cs.durable = bus::WritersDurable(config_.name);
   cs.filter_subject = bus::SubjectDataAll(config_.name);
-  cs.ack_wait = std::chrono::seconds(120);
+  cs.ack_wait = options_.ack_wait;
   cs.max_ack_pending = 4096;
   DBS_ASSIGN_OR_RETURN(auto consumer, bus::PullConsumer::Create(nats_, cs));
 

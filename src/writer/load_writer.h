@@ -25,9 +25,12 @@ namespace dbs {
 
 struct WriterOptions {
   std::string writer_id = "writer";
-  int fetch_batch = 128;                                   // messages per fetch
+  int fetch_batch = 128;  // messages per fetch
   std::chrono::milliseconds fetch_wait{250};
-  std::chrono::milliseconds plan_timeout{120000};          // wait for the reader's plan
+  std::chrono::milliseconds plan_timeout{120000};  // wait for the reader's plan
+  // How long a fetched bundle may stay unacknowledged before JetStream hands it to another
+  // writer: bounds the stall after a writer dies; a batch must commit within it.
+  std::chrono::milliseconds ack_wait{30000};
 };
 
 class LoadWriter {
@@ -38,7 +41,7 @@ class LoadWriter {
 
  private:
   struct TableState {
-    TableSchema schema;   // source description, name replaced by the target name
+    TableSchema schema;  // source description, name replaced by the target name
     bool prepared = false;
   };
   Result<TableState*> Table(Sink* sink, int index);

@@ -135,6 +135,7 @@ class PostgresSink : public Sink {
 
   Status ApplyPolicy(const TableSchema& t, std::vector<std::string>* warnings);
   Status CreateTable(const TableSchema& t, std::vector<std::string>* warnings);
+  Status EnsureSchema(const std::string& schema);
   Status Validate(const TableSchema& t, const std::string& quoted);
   Status CheckUpsertKey(const TableSchema& t, const std::string& quoted);
 
@@ -322,9 +323,9 @@ Result<TargetInfo*> PostgresSink::Target(const TableSchema& t) {
 Status PostgresSink::CreateTable(const TableSchema& t, std::vector<std::string>* warnings) {
   const DdlOptions o = Ddl(t, warnings);
   const Dialect src = source_dialect();
-  std::vector<std::string> stmts = {
-      "CREATE SCHEMA IF NOT EXISTS " + pg::QuoteIdent(o.target_schema),
-      "SET LOCAL search_path = " + pg::QuoteIdent(o.target_schema) + ", public"};
+  // The schema itself was created by EnsureSchema() before this transaction.
+  std::vector<std::string> stmts = {"SET LOCAL search_path = " + pg::QuoteIdent(o.target_schema) +
+                                    ", public"};
   DBS_ASSIGN_OR_RETURN(std::vector<std::string> pre,
                        PrepareTableSql(t, Dialect::kPostgres, src, o));
   DBS_ASSIGN_OR_RETURN(std::string create, CreateTableSql(t, Dialect::kPostgres, src, o));
@@ -474,11 +475,28 @@ Status PostgresSink::ApplyPolicy(const TableSchema& t, std::vector<std::string>*
   return Status::Ok();
 }
 
+Status PostgresSink::EnsureSchema(const std::string& schema) {
+  // CREATE SCHEMA IF NOT EXISTS is not safe against a concurrent creator (two writers preparing
+  // two tables of one schema): the loser fails with a unique violation. It runs in its own
+  // transaction, so the retry starts a new one that sees the winner's schema.
+  Status s;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    s = pg::Command(conn(), "CREATE SCHEMA IF NOT EXISTS " + pg::QuoteIdent(schema),
+                    "creating schema " + schema);
+    if (s.ok() || s.message().find("23505") == std::string::npos) return s;
+  }
+  return s;
+}
+
 Result<TargetTable> PostgresSink::PrepareTable(const TableSchema& source_table) {
   TargetTable out;
   out.schema = TargetSchema(source_table);
   out.name = source_table.name;
   const std::string display = out.schema + "." + out.name;
+  if (options_.structure.tables) {
+    Status es = EnsureSchema(out.schema);
+    if (!es.ok()) return es.WithContext("preparing target table " + display);
+  }
   Status s = Locked(display, [&]() -> Status {
     DBS_ASSIGN_OR_RETURN(std::optional<std::string> phase, Phase(display));
     if (phase) return Status::Ok();  // another writer (or an earlier run) applied the policy

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Full-load benchmark: dbstreams side by side with pgloader, pgcopydb and the raw pipes, in one
+# run on one machine, every result row-count checked. Prints rows/s, MB/s, CPU seconds and peak
+# RSS per method, and ratios against the peers.
+#
+#   bench/load_bench.sh [ROWS]          (default 2000000; the issue's size)
+#
+# Starts its own throwaway MariaDB and PostgreSQL (dbstreams-testenv), installs pgloader and
+# pgcopydb from Debian when missing. Results go to stdout and bench/results/load-<date>.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROWS=${1:-2000000}
+BIN=build/release
+scripts/setup.sh >/dev/null
+scripts/build.sh release >/dev/null
+for p in pgloader pgcopydb time; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null
+done
+
+work=$(mktemp -d /tmp/dbstreams-bench.XXXXXX)
+trap 'kill $TENV 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+mkfifo "$work/hold"
+"$BIN/tests/dbstreams-testenv" --mariadb --postgres --env-file "$work/env" < "$work/hold" \
+  > "$work/testenv.log" 2>&1 &
+TENV=$!
+exec 9> "$work/hold"   # keeps testenv's stdin open until we exit
+for _ in $(seq 1 120); do [ -s "$work/env" ] && break; sleep 0.5; done
+set -a; . "$work/env"; set +a
+M=(mariadb -h 127.0.0.1 -P "$MYSQL_PORT" -u root "-p$MYSQL_PASSWORD" --default-character-set=utf8mb4)
+PGBASE="postgres://postgres:$PGPASSWORD@127.0.0.1:$PGPORT"
+
+echo "== generating $ROWS rows (16 columns) in MariaDB and PostgreSQL"
+"${M[@]}" -e "CREATE DATABASE bench CHARACTER SET utf8mb4"
+"${M[@]}" bench -e "
+CREATE TABLE t (
+  id BIGINT PRIMARY KEY, a INT NOT NULL, b INT, c SMALLINT, d DECIMAL(12,2), e DOUBLE, f DOUBLE,
+  g VARCHAR(32), h VARCHAR(80), i VARCHAR(64), j DATETIME(6), k DATE, l TINYINT(1),
+  m CHAR(36), n JSON, o VARCHAR(16));
+INSERT INTO t SELECT seq, seq % 1000003, seq % 97, seq % 1000, (seq % 100000) / 100.0,
+  seq / 7.0, (seq % 1000) / 3.0, CONCAT('alpha ', seq % 7), REPEAT(CONCAT('word', seq % 13, ' '), 6),
+  IF(seq % 10 = 0, NULL, CONCAT('user', seq % 100000, '@example.com')),
+  '2024-01-01' + INTERVAL seq SECOND, '2024-01-01' + INTERVAL (seq % 2000) DAY, seq % 2,
+  UUID(), CONCAT('{\"n\": ', seq % 1000, ', \"tag\": \"t', seq % 7, '\"}'), CONCAT('w', seq % 5)
+FROM seq_1_to_$ROWS;"
+psql -q "$PGBASE/postgres" -c "CREATE DATABASE bench"
+psql -q "$PGBASE/bench" -c "
+CREATE TABLE t (
+  id bigint PRIMARY KEY, a int NOT NULL, b int, c smallint, d numeric(12,2), e float8, f float8,
+  g varchar(32), h varchar(80), i varchar(64), j timestamptz, k date, l boolean,
+  m uuid, n jsonb, o varchar(16));
+INSERT INTO t SELECT g, g % 1000003, g % 97, g % 1000, (g % 100000) / 100.0, g / 7.0,
+  (g % 1000) / 3.0, 'alpha ' || g % 7, repeat('word' || g % 13 || ' ', 6),
+  CASE WHEN g % 10 = 0 THEN NULL ELSE 'user' || g % 100000 || '@example.com' END,
+  '2024-01-01'::timestamptz + g * interval '1 second', '2024-01-01'::date + g % 2000, g % 2 = 0,
+  gen_random_uuid(), ('{\"n\": ' || g % 1000 || ', \"tag\": \"t' || g % 7 || '\"}')::jsonb, 'w' || g % 5
+FROM generate_series(1, $ROWS) g;
+VACUUM ANALYZE t;"
+BYTES=$(psql -tA "$PGBASE/bench" -c "SELECT pg_table_size('t')")
+
+results=()
+# run NAME DB_TO_CHECK TABLE COMMAND...: times a method, checks the row count, records a line.
+run() {
+  local name=$1 db=$2 table=$3; shift 3
+  psql -q "$PGBASE/postgres" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+  local t0 t1
+  t0=$(date +%s.%N)
+  /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" > "$work/$db.out" 2>&1 ||
+    { echo "!! $name failed:"; tail -20 "$work/$db.out"; results+=("$name|FAILED"); return; }
+  t1=$(date +%s.%N)
+  read -r wall user sys rss < "$work/time"
+  local n
+  n=$(psql -tA "$PGBASE/$db" -c "SELECT count(*) FROM $table" 2>/dev/null || echo 0)
+  local ok=ok; [ "$n" = "$ROWS" ] || ok="ROWS=$n"
+  results+=("$name|$wall|$(echo "$user + $sys" | bc)|$((rss / 1024))|$ok")
+}
+
+echo "== MariaDB -> PostgreSQL"
+cfg() { # name source target bundle
+  cat > "$work/$1.json" <<JSON
+{"name": "$1", "source": "$2", "target": "$3", "tables": ["t"], "dataBundleSize": $4,
+ "readers": 2, "verify": false, "schemaPolicy": "drop_and_recreate"}
+JSON
+  echo "$work/$1.json"
+}
+run "dbstreams (bundle 100)" d1 bench.t "$BIN/apps/dbstreams" run --quiet --writers 2 \
+  "$(cfg m2p100 "$MYSQL_URL"bench "$PGBASE/d1" 100)"
+run "dbstreams (bundle 5000)" d2 bench.t "$BIN/apps/dbstreams" run --quiet --writers 2 \
+  "$(cfg m2p5000 "$MYSQL_URL"bench "$PGBASE/d2" 5000)"
+cat > "$work/pgloader.load" <<LOAD
+LOAD DATABASE FROM mysql://root:$MYSQL_PASSWORD@127.0.0.1:$MYSQL_PORT/bench
+     INTO $PGBASE/d3
+WITH prefetch rows = 25000
+;
+LOAD
+run "pgloader 3.6.9" d3 bench.t pgloader "$work/pgloader.load"
+psql -q "$PGBASE/d3" -c "SELECT 1" >/dev/null
+pipe_sql="SELECT CONCAT_WS('\t', id, a, IFNULL(b,'\\\\N'), IFNULL(c,'\\\\N'), IFNULL(d,'\\\\N'),
+  IFNULL(e,'\\\\N'), IFNULL(f,'\\\\N'), IFNULL(REPLACE(REPLACE(REPLACE(g,'\\\\','\\\\\\\\'),'\t','\\\\t'),'\n','\\\\n'),'\\\\N'),
+  IFNULL(REPLACE(REPLACE(REPLACE(h,'\\\\','\\\\\\\\'),'\t','\\\\t'),'\n','\\\\n'),'\\\\N'),
+  IFNULL(REPLACE(REPLACE(REPLACE(i,'\\\\','\\\\\\\\'),'\t','\\\\t'),'\n','\\\\n'),'\\\\N'),
+  IFNULL(j,'\\\\N'), IFNULL(k,'\\\\N'), IFNULL(l,'\\\\N'), IFNULL(m,'\\\\N'),
+  IFNULL(REPLACE(REPLACE(REPLACE(n,'\\\\','\\\\\\\\'),'\t','\\\\t'),'\n','\\\\n'),'\\\\N'),
+  IFNULL(o,'\\\\N')) FROM t"
+pipe() {
+  psql -q "$PGBASE/d4" -c "CREATE SCHEMA bench; CREATE TABLE bench.t (id bigint PRIMARY KEY, a int,
+    b int, c smallint, d numeric(12,2), e float8, f float8, g varchar(32), h varchar(80),
+    i varchar(64), j timestamp(6), k date, l smallint, m char(36), n jsonb, o varchar(16))"
+  "${M[@]}" --batch --quick --raw --skip-column-names bench -e "$pipe_sql" |
+    psql -q "$PGBASE/d4" -c "\\copy bench.t FROM STDIN"
+}
+export -f pipe; export pipe_sql PGBASE
+run "text pipe (mariadb | psql \\copy)" d4 bench.t bash -c "$(declare -f pipe); M=(${M[*]}); pipe"
+
+echo "== PostgreSQL -> PostgreSQL"
+run "dbstreams (bundle 100)" d5 public.t "$BIN/apps/dbstreams" run --quiet --writers 2 \
+  "$(cfg p2p100 "$PGBASE/bench" "$PGBASE/d5" 100)"
+run "dbstreams (bundle 5000)" d6 public.t "$BIN/apps/dbstreams" run --quiet --writers 2 \
+  "$(cfg p2p5000 "$PGBASE/bench" "$PGBASE/d6" 5000)"
+run "pgcopydb 0.10 clone (2 jobs)" d7 public.t pgcopydb clone --source "$PGBASE/bench" \
+  --target "$PGBASE/d7" --table-jobs 2 --index-jobs 2 --dir "$work/pgcopydb" --no-owner \
+  --no-acl --skip-extensions
+binpipe() {
+  pg_dump --section=pre-data -t t "$PGBASE/bench" | psql -q "$PGBASE/d8"
+  psql -q "$PGBASE/bench" -c "\\copy t TO STDOUT (FORMAT binary)" |
+    psql -q "$PGBASE/d8" -c "\\copy t FROM STDIN (FORMAT binary)"
+}
+run "binary COPY pipe (no index)" d8 public.t bash -c "$(declare -f binpipe); PGBASE=$PGBASE; binpipe"
+
+echo
+printf "%-34s %9s %9s %8s %9s %s\n" method seconds rows/s MB/s cpu-s peakRSS-MB
+for r in "${results[@]}"; do
+  IFS='|' read -r name wall cpu rss ok <<< "$r"
+  if [ "$wall" = FAILED ]; then printf "%-34s FAILED\n" "$name"; continue; fi
+  printf "%-34s %9.1f %9.0f %8.1f %9.1f %6s %s\n" "$name" "$wall" "$(echo "$ROWS / $wall" | bc -l)" \
+    "$(echo "$BYTES / 1048576 / $wall" | bc -l)" "$cpu" "$rss" "$ok"
+done

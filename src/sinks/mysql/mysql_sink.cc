@@ -1,0 +1,814 @@
+#include "sinks/mysql/mysql_sink.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "core/logging.h"
+#include "mysql/mysql_client.h"
+#include "sinks/mysql/mysql_load_encoder.h"
+#include "typemap/ddl.h"
+#include "typemap/sql.h"
+
+namespace dbs {
+
+using mysql::ColumnWriter;
+using mysql::MysqlConnection;
+using mysql::QuoteName;
+using mysql::QuoteQualified;
+using mysql::TextKind;
+using mysql::TextRow;
+
+struct MysqlSink::TablePlan {
+  std::string db;
+  std::string name;
+  std::string qualified;  // `db`.`name`
+  std::string key;        // db.name: state rows and locks
+  bool created = false;   // created by this stream
+  bool upsert = false;
+  size_t source_columns = 0;
+  std::vector<size_t> source_index;  // per written column: its bundle column
+  std::vector<ColumnWriter> writers;
+  std::string load_sql;     // LOAD DATA into the table (upsert: into tmp_qualified)
+  std::string insert_head;  // INSERT INTO ... (cols) VALUES
+  std::string insert_tail;  // upsert: ON DUPLICATE KEY UPDATE ...
+  std::string tmp_qualified;
+  std::string merge_sql;  // upsert: INSERT ... SELECT ... FROM tmp ON DUPLICATE KEY UPDATE
+  bool tmp_ready = false;
+};
+
+namespace {
+
+constexpr const char* kLog = "mysql";
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return s;
+}
+
+const std::string& Str(const TextRow& row, size_t i) {
+  static const std::string kEmpty;
+  return row[i] ? *row[i] : kEmpty;
+}
+
+Dialect DialectOf(Engine e) { return e == Engine::kMysql ? Dialect::kMysql : Dialect::kPostgres; }
+
+std::string LockName(const std::string& stream, const std::string& table) {
+  std::string name = "dbstreams:" + stream + ":" + table;
+  if (name.size() <= 64) return name;
+  uint64_t h = 1469598103934665603ull;  // FNV-1a: stable across processes and builds
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "dbstreams:%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string Replace(std::string text, std::string_view what, const std::string& with) {
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + with.size())) {
+    text.replace(p, what.size(), with);
+  }
+  return text;
+}
+
+// "Records: 3  Deleted: 0  Skipped: 0  Warnings: 0" -> the value after `key`.
+uint64_t InfoValue(const char* info, const char* key) {
+  if (info == nullptr) return 0;
+  const char* p = std::strstr(info, key);
+  if (p == nullptr) return 0;
+  p += std::strlen(key);
+  while (*p == ' ') ++p;
+  uint64_t v = 0;
+  while (*p >= '0' && *p <= '9') v = v * 10 + static_cast<uint64_t>(*p++ - '0');
+  return v;
+}
+
+// Streams one table's rows to the server in LOAD DATA's text format, encoding lazily: at most
+// one buffer's worth (plus one row) is held, whatever the batch size.
+class LoadStream {
+ public:
+  LoadStream(const MysqlSink::TablePlan* plan, const std::vector<const BundleRef*>* bundles)
+      : plan_(plan), bundles_(bundles) {}
+
+  // Copies up to `len` bytes of the file into buf; 0 at the end, -1 on an encoding error.
+  int Read(char* buf, unsigned int len) {
+    if (pos_ > 0) {  // drop what was sent: the buffer holds at most len bytes plus one row
+      buf_.erase(0, pos_);
+      pos_ = 0;
+    }
+    while (buf_.size() < len && !done_) {
+      if (!EncodeRow()) return -1;
+    }
+    const size_t n = std::min<size_t>(len, buf_.size() - pos_);
+    std::memcpy(buf, buf_.data() + pos_, n);
+    pos_ += n;
+    return static_cast<int>(n);
+  }
+
+  const Status& error() const { return error_; }
+  uint64_t rows() const { return rows_; }
+
+ private:
+  // Appends the next row; sets done_ after the last. False on an encoding error.
+  bool EncodeRow() {
+    while (bundle_ < bundles_->size() && row_ >= (*bundles_)[bundle_]->bundle->rows()) {
+      ++bundle_;
+      row_ = 0;
+    }
+    if (bundle_ >= bundles_->size()) {
+      done_ = true;
+      return true;
+    }
+    const Bundle& b = *(*bundles_)[bundle_]->bundle;
+    for (size_t j = 0; j < plan_->writers.size(); ++j) {
+      if (j > 0) buf_ += '\t';
+      const ColumnVector& col = b.columns[plan_->source_index[j]];
+      if (col.IsNull(row_)) {
+        buf_ += "\\N";
+        continue;
+      }
+      const ColumnWriter& w = plan_->writers[j];
+      Status s;
+      switch (w.kind) {
+        case TextKind::kRaw:
+          mysql::AppendLoadEscaped(col.GetBytes(row_), &buf_);
+          break;
+        case TextKind::kSigned:
+        case TextKind::kUnsigned:
+        case TextKind::kBool:
+        case TextKind::kYear:
+        case TextKind::kFloat:
+        case TextKind::kHex:
+        case TextKind::kBitDigits:
+        case TextKind::kDate:
+        case TextKind::kDateTime:
+        case TextKind::kTime:
+        case TextKind::kUuidText:
+          s = mysql::CellText(w, col, row_, &buf_);  // never needs escaping
+          break;
+        default:
+          cell_.clear();
+          s = mysql::CellText(w, col, row_, &cell_);
+          mysql::AppendLoadEscaped(cell_, &buf_);
+          break;
+      }
+      if (!s.ok()) {
+        error_ = s.WithContext("bundle " + (*bundles_)[bundle_]->id + ", row " +
+                               std::to_string(row_ + 1));
+        return false;
+      }
+    }
+    buf_ += '\n';
+    ++row_;
+    ++rows_;
+    return true;
+  }
+
+  const MysqlSink::TablePlan* plan_;
+  const std::vector<const BundleRef*>* bundles_;
+  size_t bundle_ = 0;
+  size_t row_ = 0;
+  uint64_t rows_ = 0;
+  bool done_ = false;
+  std::string buf_;
+  size_t pos_ = 0;
+  std::string cell_;
+  Status error_;
+};
+
+// libmariadb's local-infile callbacks. userdata is the active LoadStream, or null when no load
+// of ours is running: then any LOCAL INFILE request of the server is refused.
+int InfileInit(void** ptr, const char* /*filename*/, void* userdata) {
+  *ptr = userdata;
+  return userdata == nullptr ? 1 : 0;
+}
+int InfileRead(void* ptr, char* buf, unsigned int len) {
+  return static_cast<LoadStream*>(ptr)->Read(buf, len);
+}
+void InfileEnd(void* /*ptr*/) {}
+int InfileError(void* ptr, char* msg, unsigned int len) {
+  const std::string text =
+      ptr == nullptr ? std::string("dbstreams refuses a LOCAL INFILE request it did not make")
+                     : static_cast<LoadStream*>(ptr)->error().message();
+  std::snprintf(msg, len, "%s", text.c_str());
+  return 2000;
+}
+
+void InstallInfileHandler(MYSQL* m, LoadStream* stream) {
+  mysql_set_local_infile_handler(m, InfileInit, InfileRead, InfileEnd, InfileError, stream);
+}
+
+}  // namespace
+
+MysqlSink::MysqlSink(ConnectionConfig config, SinkOptions options)
+    : config_(std::move(config)), options_(std::move(options)) {}
+
+MysqlSink::~MysqlSink() = default;
+
+Result<std::unique_ptr<MysqlSink>> MysqlSink::Open(const ConnectionConfig& config,
+                                                   const SinkOptions& options) {
+  if (options.stream.empty() || options.stream.size() > 64) {
+    return Status::InvalidArgument("the MySQL sink needs a stream name of 1 to 64 characters");
+  }
+  std::unique_ptr<MysqlSink> sink(new MysqlSink(config, options));
+  DBS_RETURN_IF_ERROR(sink->Connect());
+  return sink;
+}
+
+Result<std::unique_ptr<Sink>> OpenMysqlSink(const ConnectionConfig& config,
+                                            const SinkOptions& options) {
+  if (config.engine != Engine::kMysql) {
+    return Status::InvalidArgument("not a MySQL connection: " + config.Redacted());
+  }
+  DBS_ASSIGN_OR_RETURN(auto sink, MysqlSink::Open(config, options));
+  return std::unique_ptr<Sink>(std::move(sink));
+}
+
+Status MysqlSink::Connect() {
+  mysql::ConnectOptions o;
+  o.role = mysql::SessionRole::kWrite;
+  o.local_infile = true;
+  DBS_ASSIGN_OR_RETURN(conn_, MysqlConnection::Open(config_, o));
+  InstallInfileHandler(conn_->handle(), nullptr);
+  for (auto& [key, plan] : plans_) plan->tmp_ready = false;  // temporary tables died with it
+
+  const std::string ctx = "preparing the target " + conn_->endpoint();
+  DBS_ASSIGN_OR_RETURN(auto vars,
+                       conn_->Query("SELECT @@GLOBAL.local_infile, @@max_allowed_packet", ctx));
+  const bool was = load_data_;
+  load_data_ = !vars.empty() && Str(vars[0], 0) == "1";
+  if (!load_data_ && was) {
+    Log(LogLevel::kWarn, kLog,
+        "the target has local_infile off: writing with multi-row INSERT statements instead of "
+        "LOAD DATA LOCAL INFILE (slower; SET GLOBAL local_infile = 1 to speed it up)",
+        {F("endpoint", conn_->endpoint())});
+  }
+  uint64_t max_packet = 0;
+  if (!vars.empty() && vars[0][1]) max_packet = std::strtoull(vars[0][1]->c_str(), nullptr, 10);
+  if (max_packet >= (64u << 10))
+    max_statement_bytes_ = std::min<uint64_t>(8u << 20, max_packet / 2);
+
+  DBS_ASSIGN_OR_RETURN(auto have, conn_->Query("SELECT 1 FROM information_schema.SCHEMATA WHERE "
+                                               "SCHEMA_NAME = '_dbstreams'",
+                                               ctx));
+  if (have.empty()) {
+    DBS_RETURN_IF_ERROR(conn_->Exec(
+        "CREATE DATABASE IF NOT EXISTS `_dbstreams` DEFAULT CHARACTER SET utf8mb4", ctx));
+  }
+  DBS_RETURN_IF_ERROR(
+      conn_->Exec("CREATE TABLE IF NOT EXISTS `_dbstreams`.`applied` ("
+                  "`stream` VARBINARY(64) NOT NULL, `bundle_id` VARBINARY(512) NOT NULL, "
+                  "`applied_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), "
+                  "PRIMARY KEY (`stream`, `bundle_id`)) ENGINE=InnoDB",
+                  ctx));
+  DBS_RETURN_IF_ERROR(
+      conn_->Exec("CREATE TABLE IF NOT EXISTS `_dbstreams`.`state` ("
+                  "`stream` VARBINARY(64) NOT NULL, `tbl` VARBINARY(512) NOT NULL, "
+                  "`phase` VARBINARY(32) NOT NULL, "
+                  "`info` VARCHAR(255) CHARACTER SET utf8mb4 NOT NULL DEFAULT '', "
+                  "`updated_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), "
+                  "PRIMARY KEY (`stream`, `tbl`, `phase`)) ENGINE=InnoDB",
+                  ctx));
+  return Status::Ok();
+}
+
+Status MysqlSink::EnsureConnected() {
+  if (conn_ != nullptr && !conn_->broken()) return Status::Ok();
+  conn_.reset();
+  return Connect();
+}
+
+std::string MysqlSink::TargetDatabase(const std::string& source_schema) const {
+  if (!options_.target_schema.empty()) return options_.target_schema;
+  if (!config_.database.empty()) return config_.database;
+  return source_schema;
+}
+
+template <typename F>
+Status MysqlSink::WithTableLock(const std::string& table, F&& body) {
+  const std::string name = conn_->Literal(LockName(options_.stream, table));
+  const std::string ctx = "locking " + table + " for stream " + options_.stream;
+  DBS_ASSIGN_OR_RETURN(auto r, conn_->Query("SELECT GET_LOCK(" + name + ", 60)", ctx));
+  if (r.empty() || Str(r[0], 0) != "1") {
+    return Status(StatusCode::kTimeout, Retry::kRetry,
+                  ctx + ": another writer has held the lock for 60 seconds");
+  }
+  Status s = body();
+  if (!conn_->broken()) {
+    auto released = conn_->Query("SELECT RELEASE_LOCK(" + name + ")", ctx);
+    if (s.ok() && !released.ok()) s = released.status();
+  }
+  return s;
+}
+
+Result<bool> MysqlSink::HasPhase(const std::string& table, const std::string& phase,
+                                 std::string* info) {
+  DBS_ASSIGN_OR_RETURN(auto r, conn_->Query("SELECT `info` FROM `_dbstreams`.`state` WHERE "
+                                            "`stream` = " +
+                                                conn_->Literal(options_.stream) +
+                                                " AND `tbl` = " + conn_->Literal(table) +
+                                                " AND `phase` = " + conn_->Literal(phase),
+                                            "reading the state of " + table));
+  if (r.empty()) return false;
+  if (info != nullptr) *info = Str(r[0], 0);
+  return true;
+}
+
+Status MysqlSink::RecordPhase(const std::string& table, const std::string& phase,
+                              const std::string& info) {
+  return conn_->Exec(
+      "INSERT INTO `_dbstreams`.`state` (`stream`, `tbl`, `phase`, `info`) VALUES (" +
+          conn_->Literal(options_.stream) + ", " + conn_->Literal(table) + ", " +
+          conn_->Literal(phase) + ", " + conn_->Literal(info) +
+          ") ON DUPLICATE KEY UPDATE `info` = VALUES(`info`)",
+      "recording the state of " + table);
+}
+
+namespace {
+
+// Applies the schema policy and write mode to a table that has no 'prepared' state yet.
+Status ApplyPolicy(MysqlConnection* conn, const SinkOptions& o, const TableSchema& src,
+                   const std::string& db, bool* created, std::vector<std::string>* warnings) {
+  const std::string qualified = QuoteQualified(db, src.name);
+  const std::string what = db + "." + src.name;
+  const std::string ctx = "preparing " + what;
+  DBS_ASSIGN_OR_RETURN(
+      auto tt, conn->Query("SELECT TABLE_TYPE FROM information_schema.TABLES "
+                           "WHERE TABLE_SCHEMA = " +
+                               conn->Literal(db) + " AND TABLE_NAME = " + conn->Literal(src.name),
+                           ctx));
+  bool exists = !tt.empty();
+  if (exists && Str(tt[0], 0) != "BASE TABLE") {
+    return Status::FailedPrecondition(ctx + ": it exists as a " + Lower(Str(tt[0], 0)) +
+                                      ", not a table");
+  }
+  switch (o.schema_policy) {
+    case SchemaPolicy::kFailIfExists:
+      if (exists) {
+        return Status::AlreadyExists("table " + what +
+                                     " already exists on the target and the schema policy is "
+                                     "fail_if_exists");
+      }
+      break;
+    case SchemaPolicy::kValidateExisting:
+      if (!exists) {
+        return Status::NotFound("table " + what +
+                                " does not exist on the target and the schema policy is "
+                                "validate_existing");
+      }
+      break;
+    case SchemaPolicy::kDropAndRecreate:
+      if (exists) {
+        DBS_RETURN_IF_ERROR(conn->Exec("DROP TABLE " + qualified, ctx));
+        exists = false;
+      }
+      break;
+    case SchemaPolicy::kCreateMissing:
+      break;
+  }
+  *created = false;
+  if (!exists) {
+    DBS_ASSIGN_OR_RETURN(auto dbs, conn->Query("SELECT 1 FROM information_schema.SCHEMATA WHERE "
+                                               "SCHEMA_NAME = " +
+                                                   conn->Literal(db),
+                                               ctx));
+    if (dbs.empty()) {
+      DBS_RETURN_IF_ERROR(conn->Exec(
+          "CREATE DATABASE IF NOT EXISTS " + QuoteName(db) + " DEFAULT CHARACTER SET utf8mb4",
+          ctx));
+    }
+    TableSchema t = src;  // the primary key only: the rest comes after the data
+    t.indexes.clear();
+    t.foreign_keys.clear();
+    t.checks.clear();
+    DdlOptions ddl;
+    ddl.target_schema = db;
+    ddl.mariadb_native_types = conn->is_mariadb() && conn->server_version() >= 101000;
+    ddl.warnings = warnings;
+    auto sql = CreateTableSql(t, Dialect::kMysql, DialectOf(o.source_engine), ddl);
+    if (!sql.ok()) return sql.status().WithContext(ctx);
+    DBS_RETURN_IF_ERROR(conn->Exec(*sql, "creating " + what));
+    *created = true;
+  }
+  switch (o.write_mode) {
+    case WriteMode::kTruncateAndLoad:
+      if (!*created) DBS_RETURN_IF_ERROR(conn->Exec("TRUNCATE TABLE " + qualified, ctx));
+      break;
+    case WriteMode::kFailIfNotEmpty:
+      if (!*created) {
+        DBS_ASSIGN_OR_RETURN(auto any, conn->Query("SELECT 1 FROM " + qualified + " LIMIT 1", ctx));
+        if (!any.empty()) {
+          return Status::FailedPrecondition("table " + what +
+                                            " is not empty and the write mode is "
+                                            "fail_if_not_empty");
+        }
+      }
+      break;
+    case WriteMode::kAppend:
+    case WriteMode::kUpsert:
+      break;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<TargetTable> MysqlSink::PrepareTable(const TableSchema& src) {
+  DBS_RETURN_IF_ERROR(EnsureConnected());
+  const std::string db = TargetDatabase(src.schema);
+  if (db.empty()) {
+    return Status::InvalidArgument("no target database for table " + src.name +
+                                   ": set targetSchema or a database in the target URL");
+  }
+  TargetTable target;
+  target.schema = db;
+  target.name = src.name;
+  const std::string key = db + "." + src.name;
+  std::string info;
+  DBS_RETURN_IF_ERROR(WithTableLock(key, [&]() -> Status {
+    DBS_ASSIGN_OR_RETURN(bool prepared, HasPhase(key, "prepared", &info));
+    if (prepared) {
+      DBS_ASSIGN_OR_RETURN(auto exists, conn_->Query("SELECT 1 FROM information_schema.TABLES "
+                                                     "WHERE TABLE_SCHEMA = " +
+                                                         conn_->Literal(db) + " AND TABLE_NAME = " +
+                                                         conn_->Literal(src.name),
+                                                     "preparing " + key));
+      if (!exists.empty()) return Status::Ok();
+      // Dropped since an earlier run of the stream recorded it: prepare it again.
+      Log(LogLevel::kWarn, kLog, "table recorded as prepared no longer exists: preparing it again",
+          {F("table", key), F("stream", options_.stream)});
+      DBS_RETURN_IF_ERROR(conn_->Exec(
+          "DELETE FROM `_dbstreams`.`state` WHERE `stream` = " + conn_->Literal(options_.stream) +
+              " AND `tbl` = " + conn_->Literal(key),
+          "preparing " + key));
+    }
+    bool created = false;
+    DBS_RETURN_IF_ERROR(ApplyPolicy(conn_.get(), options_, src, db, &created, &target.warnings));
+    info = created ? "created" : "existing";
+    return RecordPhase(key, "prepared", info);
+  }));
+
+  // How the rows are written, from the target's actual columns.
+  auto plan = std::make_unique<TablePlan>();
+  plan->db = db;
+  plan->name = src.name;
+  plan->qualified = QuoteQualified(db, src.name);
+  plan->key = key;
+  plan->created = info == "created";
+  plan->upsert = options_.write_mode == WriteMode::kUpsert;
+  plan->source_columns = src.columns.size();
+  const std::string ctx = "preparing " + key;
+  DBS_ASSIGN_OR_RETURN(auto cols,
+                       conn_->Query("SELECT COLUMN_NAME, DATA_TYPE, EXTRA, COLUMN_KEY FROM "
+                                    "information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
+                                        conn_->Literal(db) + " AND TABLE_NAME = " +
+                                        conn_->Literal(src.name) + " ORDER BY ORDINAL_POSITION",
+                                    ctx));
+  struct TargetColumn {
+    std::string name, data_type;
+    bool generated = false, key = false;
+  };
+  std::map<std::string, TargetColumn> by_name;
+  for (const TextRow& r : cols) {
+    TargetColumn c{Str(r, 0), Lower(Str(r, 1)),
+                   Lower(Str(r, 2)).find("generated") != std::string::npos ||
+                       Lower(Str(r, 2)).find("persistent") != std::string::npos,
+                   Str(r, 3) == "PRI"};
+    by_name[Lower(c.name)] = std::move(c);
+  }
+  std::vector<std::string> missing, pk, names;
+  for (size_t i = 0; i < src.columns.size(); ++i) {
+    auto it = by_name.find(Lower(src.columns[i].name));
+    if (it == by_name.end()) {
+      missing.push_back(src.columns[i].name);
+      continue;
+    }
+    const TargetColumn& tc = it->second;
+    if (tc.generated) continue;  // computed by the target
+    auto w = mysql::WriterFor(src.columns[i], tc.name, tc.data_type);
+    if (!w.ok()) return w.status().WithContext(ctx);
+    plan->source_index.push_back(i);
+    plan->writers.push_back(std::move(w).value());
+    names.push_back(QuoteName(tc.name));
+    if (tc.key) pk.push_back(tc.name);
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
+    return Status::FailedPrecondition("target table " + key + " has no column(s) " + list +
+                                      " that the source has");
+  }
+  if (plan->writers.empty()) {
+    return Status::FailedPrecondition("target table " + key + " has no column to write");
+  }
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+
+  if (plan->upsert) {
+    if (pk.empty()) {
+      return Status::FailedPrecondition("write mode upsert needs a primary key, and target table " +
+                                        key + " has none among the written columns");
+    }
+    std::string updates;
+    for (size_t j = 0; j < plan->writers.size(); ++j) {
+      const std::string& n = plan->writers[j].name;
+      if (std::find(pk.begin(), pk.end(), n) != pk.end()) continue;
+      updates += (updates.empty() ? "" : ", ") + QuoteName(n) + " = VALUES(" + QuoteName(n) + ")";
+    }
+    if (updates.empty()) updates = QuoteName(pk[0]) + " = VALUES(" + QuoteName(pk[0]) + ")";
+    plan->insert_tail = " ON DUPLICATE KEY UPDATE " + updates;
+    plan->tmp_qualified = QuoteQualified(db, "_dbs_upsert_" + std::to_string(plans_.size()));
+    plan->merge_sql = "INSERT INTO " + plan->qualified + " (" + list + ") SELECT * FROM (SELECT " +
+                      list + " FROM " + plan->tmp_qualified + ") AS `_dbs_new`" + plan->insert_tail;
+  }
+  plan->insert_head = "INSERT INTO " + plan->qualified + " (" + list + ") VALUES ";
+
+  // LOAD DATA: plain columns load directly; the others through a user variable and SET.
+  std::string targets, sets;
+  for (size_t j = 0; j < plan->writers.size(); ++j) {
+    const ColumnWriter& w = plan->writers[j];
+    if (j > 0) targets += ", ";
+    if (w.expression.empty()) {
+      targets += QuoteName(w.name);
+      continue;
+    }
+    const std::string var = "@v" + std::to_string(j);
+    targets += var;
+    sets += (sets.empty() ? " SET " : ", ") + QuoteName(w.name) + " = " +
+            Replace(w.expression, "?", var);
+  }
+  plan->load_sql = std::string("LOAD DATA LOCAL INFILE 'dbstreams.tsv' ") +
+                   (plan->upsert ? "REPLACE " : "") + "INTO TABLE " +
+                   (plan->upsert ? plan->tmp_qualified : plan->qualified) +
+                   " CHARACTER SET utf8mb4 FIELDS TERMINATED BY '\\t' ENCLOSED BY '' ESCAPED BY "
+                   "'\\\\' LINES TERMINATED BY '\\n' STARTING BY '' (" +
+                   targets + ")" + sets;
+  plans_[src.schema + "\n" + src.name] = std::move(plan);
+  return target;
+}
+
+Result<MysqlSink::TablePlan*> MysqlSink::PlanFor(const TableSchema& src) {
+  auto it = plans_.find(src.schema + "\n" + src.name);
+  if (it != plans_.end()) return it->second.get();
+  DBS_RETURN_IF_ERROR(PrepareTable(src).status());
+  return plans_[src.schema + "\n" + src.name].get();
+}
+
+Status MysqlSink::WriteWithLoadData(TablePlan* plan, const std::vector<const BundleRef*>& bundles) {
+  const std::string ctx = "writing " + plan->key;
+  LoadStream stream(plan, &bundles);
+  MYSQL* m = conn_->handle();
+  InstallInfileHandler(m, &stream);
+  Status s = conn_->Exec(plan->load_sql, ctx);
+  InstallInfileHandler(m, nullptr);
+  if (!stream.error().ok()) return stream.error().WithContext(ctx);
+  DBS_RETURN_IF_ERROR(s);
+
+  const char* info = mysql_info(m);
+  const uint64_t records = InfoValue(info, "Records:");
+  const uint64_t skipped = InfoValue(info, "Skipped:");
+  const unsigned warnings = mysql_warning_count(m);
+  if (records == stream.rows() && skipped == 0 && warnings == 0) return Status::Ok();
+  // LOAD DATA LOCAL reports rejected values as warnings: fail with the server's words.
+  std::string detail;
+  auto w = conn_->Query("SHOW WARNINGS LIMIT 5", ctx);
+  if (w.ok()) {
+    for (const TextRow& r : *w) {
+      detail += (detail.empty() ? "" : "; ") + Str(r, 0) + " " + Str(r, 1) + ": " + Str(r, 2);
+    }
+  }
+  if (detail.empty()) detail = info == nullptr ? "no detail" : info;
+  return Status::InvalidArgument(ctx + ": the target rejected the data (" +
+                                 std::to_string(stream.rows()) + " rows sent, " +
+                                 std::to_string(records) + " read, " + std::to_string(skipped) +
+                                 " skipped, " + std::to_string(warnings) + " warnings): " + detail);
+}
+
+Status MysqlSink::WriteWithInsert(TablePlan* plan, const std::vector<const BundleRef*>& bundles) {
+  const std::string ctx = "writing " + plan->key;
+  std::string sql, cell;
+  size_t rows_in_sql = 0;
+  auto flush = [&]() -> Status {
+    if (rows_in_sql == 0) return Status::Ok();
+    if (plan->upsert) sql += plan->insert_tail;
+    Status s = conn_->Exec(sql, ctx);
+    sql.clear();
+    rows_in_sql = 0;
+    return s;
+  };
+  for (const BundleRef* ref : bundles) {
+    const Bundle& b = *ref->bundle;
+    for (size_t r = 0; r < b.rows(); ++r) {
+      sql += rows_in_sql == 0 ? plan->insert_head : ",";
+      sql += '(';
+      for (size_t j = 0; j < plan->writers.size(); ++j) {
+        if (j > 0) sql += ", ";
+        const ColumnVector& col = b.columns[plan->source_index[j]];
+        if (col.IsNull(r)) {
+          sql += "NULL";
+          continue;
+        }
+        const ColumnWriter& w = plan->writers[j];
+        cell.clear();
+        Status s = mysql::CellText(w, col, r, &cell);
+        if (!s.ok()) {
+          return s.WithContext(ctx + ", bundle " + ref->id + ", row " + std::to_string(r + 1));
+        }
+        const std::string lit = conn_->Literal(cell);
+        sql += w.expression.empty() ? lit : Replace(w.expression, "?", lit);
+      }
+      sql += ')';
+      ++rows_in_sql;
+      if (sql.size() >= max_statement_bytes_) DBS_RETURN_IF_ERROR(flush());
+    }
+  }
+  return flush();
+}
+
+Status MysqlSink::WriteTable(TablePlan* plan, const std::vector<const BundleRef*>& bundles) {
+  if (!load_data_) return WriteWithInsert(plan, bundles);
+  DBS_RETURN_IF_ERROR(WriteWithLoadData(plan, bundles));
+  if (plan->upsert) {
+    DBS_RETURN_IF_ERROR(conn_->Exec(plan->merge_sql, "writing " + plan->key));
+    DBS_RETURN_IF_ERROR(conn_->Exec("DELETE FROM " + plan->tmp_qualified, "writing " + plan->key));
+  }
+  return Status::Ok();
+}
+
+Result<size_t> MysqlSink::ApplyOnce(const std::vector<BundleRef>& bundles) {
+  // Plans (and any DDL) before the transaction.
+  std::vector<TablePlan*> plans(bundles.size());
+  for (size_t i = 0; i < bundles.size(); ++i) {
+    const BundleRef& b = bundles[i];
+    if (b.table == nullptr || b.bundle == nullptr) {
+      return Status::InvalidArgument("bundle " + b.id + " has no table or data");
+    }
+    DBS_ASSIGN_OR_RETURN(plans[i], PlanFor(*b.table));
+    if (b.bundle->columns.size() != plans[i]->source_columns) {
+      return Status::InvalidArgument(
+          "bundle " + b.id + " has " + std::to_string(b.bundle->columns.size()) +
+          " columns, table " + plans[i]->key + " " + std::to_string(plans[i]->source_columns));
+    }
+    DBS_RETURN_IF_ERROR(b.bundle->Validate());
+    for (RowOp op : b.bundle->ops) {
+      if (op != RowOp::kInsert) {
+        return Status::Unsupported("bundle " + b.id +
+                                   " carries CDC updates or deletes; the MySQL sink applies "
+                                   "snapshot rows (inserts) only");
+      }
+    }
+    if (plans[i]->upsert && load_data_ && !plans[i]->tmp_ready) {
+      // Outside the transaction: MySQL with GTIDs refuses CREATE TEMPORARY TABLE inside one.
+      DBS_RETURN_IF_ERROR(conn_->Exec("CREATE TEMPORARY TABLE IF NOT EXISTS " +
+                                          plans[i]->tmp_qualified + " LIKE " + plans[i]->qualified,
+                                      "preparing the upsert of " + plans[i]->key));
+      plans[i]->tmp_ready = true;
+    }
+  }
+
+  DBS_RETURN_IF_ERROR(conn_->Exec("START TRANSACTION", "starting a write transaction"));
+  bool unique_checks_off = false;
+  auto body = [&]() -> Result<size_t> {
+    // Which bundles are new: the id row is inserted (1 affected row) or already there (0).
+    std::vector<TablePlan*> order;
+    std::map<TablePlan*, std::vector<const BundleRef*>> groups;
+    const std::string stream = conn_->Literal(options_.stream);
+    size_t fresh = 0;
+    for (size_t i = 0; i < bundles.size(); ++i) {
+      DBS_RETURN_IF_ERROR(conn_->Exec(
+          "INSERT INTO `_dbstreams`.`applied` (`stream`, `bundle_id`) VALUES (" + stream + ", " +
+              conn_->Literal(bundles[i].id) + ") ON DUPLICATE KEY UPDATE `bundle_id` = `bundle_id`",
+          "recording bundle " + bundles[i].id));
+      if (conn_->affected_rows() != 1) continue;
+      ++fresh;
+      auto& g = groups[plans[i]];
+      if (g.empty()) order.push_back(plans[i]);
+      g.push_back(&bundles[i]);
+    }
+    for (TablePlan* p : order) {
+      if (p->created && !p->upsert && !unique_checks_off) {
+        DBS_RETURN_IF_ERROR(conn_->Exec("SET SESSION unique_checks = 0", "writing " + p->key));
+        unique_checks_off = true;
+      }
+      DBS_RETURN_IF_ERROR(WriteTable(p, groups[p]));
+    }
+    DBS_RETURN_IF_ERROR(conn_->Exec("COMMIT", "committing the write transaction"));
+    return fresh;
+  };
+  auto result = body();
+  if (!result.ok() && !conn_->broken()) (void)conn_->Exec("ROLLBACK", "rolling back");
+  if (unique_checks_off && !conn_->broken()) {
+    Status s = conn_->Exec("SET SESSION unique_checks = 1", "restoring unique_checks");
+    if (result.ok() && !s.ok()) return s;
+  }
+  return result;
+}
+
+Result<size_t> MysqlSink::Apply(const std::vector<BundleRef>& bundles) {
+  if (bundles.empty()) return size_t{0};
+  DBS_RETURN_IF_ERROR(EnsureConnected());
+  return ApplyOnce(bundles);
+}
+
+namespace {
+
+// "CREATE [UNIQUE |FULLTEXT |SPATIAL ]INDEX `n` ON `db`.`t` (...)" -> "ADD ... INDEX `n` (...)",
+// so all of a table's indexes are built by one ALTER TABLE. Empty when the shape differs.
+std::string IndexClause(const std::string& create, const std::string& qualified) {
+  const std::string on = " ON " + qualified;
+  const size_t p = create.find(on);
+  if (create.rfind("CREATE ", 0) != 0 || p == std::string::npos) return "";
+  return "ADD " + create.substr(7, p - 7) + create.substr(p + on.size());
+}
+
+}  // namespace
+
+Status MysqlSink::FinishStream(const std::vector<TableSchema>& tables) {
+  DBS_RETURN_IF_ERROR(EnsureConnected());
+  struct Phase {
+    const char* name;
+    bool wanted;
+  };
+  // Indexes of every table first: foreign keys need the referenced keys' indexes.
+  const Phase phases[] = {{"indexes", options_.structure.indexes},
+                          {"foreign_keys", options_.structure.foreign_keys},
+                          {"checks", options_.structure.checks}};
+  for (const Phase& phase : phases) {
+    if (!phase.wanted) continue;
+    for (const TableSchema& t : tables) {
+      const std::string db = TargetDatabase(t.schema);
+      const std::string key = db + "." + t.name;
+      const std::string qualified = QuoteQualified(db, t.name);
+      const std::string ctx = "finishing " + key + " (" + phase.name + ")";
+      DBS_RETURN_IF_ERROR(WithTableLock(key, [&]() -> Status {
+        std::string info;
+        DBS_ASSIGN_OR_RETURN(bool prepared, HasPhase(key, "prepared", &info));
+        if (!prepared || info != "created") return Status::Ok();  // not ours to change
+        DBS_ASSIGN_OR_RETURN(bool done, HasPhase(key, phase.name));
+        if (done) return Status::Ok();
+        std::vector<std::string> warnings;
+        DdlOptions ddl;
+        ddl.target_schema = db;
+        ddl.mariadb_native_types = conn_->is_mariadb() && conn_->server_version() >= 101000;
+        ddl.warnings = &warnings;
+        const Dialect source = DialectOf(options_.source_engine);
+        std::vector<std::string> statements;
+        if (std::string(phase.name) == "indexes") {
+          std::vector<std::string> clauses;
+          for (const Index& ix : t.indexes) {
+            auto sql = CreateIndexSql(t, ix, Dialect::kMysql, source, ddl);
+            if (!sql.ok()) return sql.status().WithContext(ctx);
+            if (sql->empty()) continue;
+            const std::string clause = IndexClause(*sql, qualified);
+            // InnoDB builds one FULLTEXT index per statement.
+            if (clause.empty() || Lower(ix.method) == "fulltext") {
+              statements.push_back(*sql);
+            } else {
+              clauses.push_back(clause);
+            }
+          }
+          if (!clauses.empty()) {
+            std::string alter = "ALTER TABLE " + qualified + " ";
+            for (size_t i = 0; i < clauses.size(); ++i) alter += (i ? ", " : "") + clauses[i];
+            statements.insert(statements.begin(), alter);
+          }
+        } else if (std::string(phase.name) == "foreign_keys") {
+          for (const ForeignKey& fk : t.foreign_keys) {
+            auto sql = AddForeignKeySql(t, fk, Dialect::kMysql, source, ddl);
+            if (!sql.ok()) return sql.status().WithContext(ctx);
+            if (!sql->empty()) statements.push_back(*sql);
+          }
+        } else {
+          for (const CheckConstraint& ck : t.checks) {
+            auto sql = AddCheckSql(t, ck, Dialect::kMysql, source, ddl);
+            if (!sql.ok()) return sql.status().WithContext(ctx);
+            if (!sql->empty()) statements.push_back(*sql);
+          }
+        }
+        for (const std::string& w : warnings) {
+          Log(LogLevel::kWarn, kLog, w, {F("table", key), F("stream", options_.stream)});
+        }
+        for (const std::string& sql : statements) DBS_RETURN_IF_ERROR(conn_->Exec(sql, ctx));
+        return RecordPhase(key, phase.name, std::to_string(statements.size()) + " statement(s)");
+      }));
+    }
+  }
+  return Status::Ok();
+}
+
+Status MysqlSink::ForgetStream() {
+  DBS_RETURN_IF_ERROR(EnsureConnected());
+  const std::string stream = conn_->Literal(options_.stream);
+  const std::string ctx = "forgetting stream " + options_.stream;
+  // In slices, so no single transaction holds every row lock of a large stream.
+  while (true) {
+    DBS_RETURN_IF_ERROR(conn_->Exec(
+        "DELETE FROM `_dbstreams`.`applied` WHERE `stream` = " + stream + " LIMIT 10000", ctx));
+    if (conn_->affected_rows() < 10000) break;
+  }
+  return conn_->Exec("DELETE FROM `_dbstreams`.`state` WHERE `stream` = " + stream, ctx);
+}
+
+}  // namespace dbs

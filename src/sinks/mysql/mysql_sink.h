@@ -1,0 +1,96 @@
+// MysqlSink: the Sink (sinks/sink.h) for MySQL 5.7/8.x and MariaDB 10.x targets, on libmariadb.
+//
+// Contract (beyond sink.h):
+//  - Bookkeeping lives in the database `_dbstreams` on the target (InnoDB, created on Open):
+//      applied(stream, bundle_id)      one row per written bundle, primary key on both
+//      state(stream, tbl, phase, info) what was done once per stream and table: 'prepared'
+//                                      (info: 'created' or 'existing'), 'indexes',
+//                                      'foreign_keys', 'checks'
+//    The user needs CREATE, INSERT, DELETE, SELECT on `_dbstreams` besides the target rights.
+//  - The target database of a table is SinkOptions::target_schema, else the connection's
+//    database, else the source schema (TargetSchemaFor in config/stream_config.h).
+//  - PrepareTable runs under GET_LOCK('dbstreams:<stream>:<db>.<table>', 60) (a hash of that
+//    when longer than 64 characters): the first caller applies the schema policy and the write
+//    mode and records 'prepared'; later callers (other writers, restarts) only read the target's
+//    columns. Tables are created with their primary key only (ENGINE=InnoDB, utf8mb4);
+//    secondary indexes, foreign keys and checks come in FinishStream, and only for tables this
+//    stream created.
+//  - Apply writes in one transaction: per bundle `INSERT INTO _dbstreams.applied ... ON
+//    DUPLICATE KEY UPDATE` (affected rows say whether the id is new; a concurrent writer
+//    inserting the same id blocks on its row lock until that writer commits or rolls back),
+//    then the new bundles' rows with one LOAD DATA LOCAL INFILE per table, streamed from memory
+//    through a local-infile handler (never a file, never the whole batch as one string). When
+//    the server has local_infile off, multi-row INSERTs are used instead (logged once). Upserts
+//    load into a session temporary table and run INSERT ... SELECT ... ON DUPLICATE KEY UPDATE.
+//    LOAD DATA LOCAL turns data errors into warnings (the server cannot stop the client's
+//    upload), so every load's row count and warnings are checked and any warning fails the
+//    transaction with the server's words (naming the column and row). foreign_key_checks is off
+//    for the session; unique_checks is off while loading into tables the stream created.
+//  - Rows are written as inserts: bundles carrying CDC updates or deletes are Unsupported.
+//  - Errors: values the target rejects are non-retryable InvalidArgument naming the table (and,
+//    where MySQL says it, the column); deadlocks, lock wait timeouts and lost connections are
+//    retryable (a lost connection is re-opened on the next call).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/connection.h"
+#include "sinks/sink.h"
+
+namespace dbs {
+
+namespace mysql {
+class MysqlConnection;
+struct ColumnWriter;
+}  // namespace mysql
+
+class MysqlSink : public Sink {
+ public:
+  static Result<std::unique_ptr<MysqlSink>> Open(const ConnectionConfig& config,
+                                                 const SinkOptions& options);
+  ~MysqlSink() override;
+
+  Result<TargetTable> PrepareTable(const TableSchema& source_table) override;
+  Result<size_t> Apply(const std::vector<BundleRef>& bundles) override;
+  Status FinishStream(const std::vector<TableSchema>& tables) override;
+  Status ForgetStream() override;
+
+  // True when rows go through LOAD DATA LOCAL INFILE (false: multi-row INSERT fallback).
+  bool uses_load_data() const { return load_data_; }
+
+  struct TablePlan;  // how one table is written (mysql_sink.cc)
+
+ private:
+  MysqlSink(ConnectionConfig config, SinkOptions options);
+  Status Connect();
+  Status EnsureConnected();
+  std::string TargetDatabase(const std::string& source_schema) const;
+  Result<TablePlan*> PlanFor(const TableSchema& source_table);
+  Status WriteTable(TablePlan* plan, const std::vector<const BundleRef*>& bundles);
+  Status WriteWithLoadData(TablePlan* plan, const std::vector<const BundleRef*>& bundles);
+  Status WriteWithInsert(TablePlan* plan, const std::vector<const BundleRef*>& bundles);
+  Result<size_t> ApplyOnce(const std::vector<BundleRef>& bundles);
+  // Runs `body` holding the stream's lock for `table` ("db.table").
+  template <typename F>
+  Status WithTableLock(const std::string& table, F&& body);
+  Result<bool> HasPhase(const std::string& table, const std::string& phase,
+                        std::string* info = nullptr);
+  Status RecordPhase(const std::string& table, const std::string& phase, const std::string& info);
+
+  ConnectionConfig config_;
+  SinkOptions options_;
+  std::unique_ptr<mysql::MysqlConnection> conn_;
+  bool load_data_ = true;
+  uint64_t max_statement_bytes_ = 4u << 20;
+  std::map<std::string, std::unique_ptr<TablePlan>> plans_;  // by "<source schema>\n<name>"
+};
+
+// Sink::Open's entry for mysql:// and mariadb:// targets.
+Result<std::unique_ptr<Sink>> OpenMysqlSink(const ConnectionConfig& config,
+                                            const SinkOptions& options);
+
+}  // namespace dbs

@@ -1,0 +1,71 @@
+// MysqlSource: the Source (sources/source.h) for MySQL 5.7/8.x and MariaDB 10.x, on libmariadb.
+//
+// Contract (beyond source.h):
+//  - The connection's database is the default schema. ListTables lists its BASE TABLEs, or,
+//    when the connection names no database, those of every non-system database.
+//  - Describe reads information_schema (COLUMNS, STATISTICS, KEY_COLUMN_USAGE +
+//    REFERENTIAL_CONSTRAINTS, CHECK_CONSTRAINTS where the server has them, TABLES for the row
+//    estimate and comment) and first runs `SELECT * FROM t LIMIT 0`, so a missing table is
+//    NotFound and a missing SELECT privilege PermissionDenied, both naming the table.
+//  - BeginSnapshot pins one view for all readers: FLUSH TABLES WITH READ LOCK on the control
+//    connection, START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY on each reader
+//    connection, the binlog position (GTID set, else file:offset) read under the lock, UNLOCK
+//    TABLES. Without the RELOAD privilege it falls back to a single reader with its own
+//    consistent snapshot and logs a warning: parallel chunks are then read one after another,
+//    and the recorded position is only approximate (MariaDB: exact file:offset from
+//    binlog_snapshot_file/position).
+//  - Readers stream with mysql_use_result and decode the text protocol straight into the
+//    bundle's columns; memory is one bundle plus one row, whatever the table size.
+//
+// Exact values: every column's text form is exact except FLOAT, which MySQL prints with at
+// most 6 significant digits (a FLOAT holding 16777215 reads back as "16777200"). FLOAT columns
+// are therefore selected as `col * 1e0`: the product is computed in double precision (float ->
+// double is exact, times 1 is exact, -0 stays -0) and a double is printed as the shortest text
+// that reads back as the same double; that double narrowed to float is the stored value.
+// Geometry is selected raw: MySQL's internal value is a little-endian u32 SRID followed by
+// WKB, which is exactly the kGeometry encoding (and avoids ST_AsWKB's axis-order swap for
+// geographic SRIDs on MySQL 8). BIT arrives as big-endian bytes, TIMESTAMP in UTC (the session
+// time_zone is '+00:00').
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/connection.h"
+#include "sources/source.h"
+
+namespace dbs {
+
+namespace mysql {
+class MysqlConnection;
+}
+
+class MysqlSource : public Source {
+ public:
+  // Connects the control connection. Errors as MysqlConnection::Open (mysql/mysql_client.h).
+  static Result<std::unique_ptr<MysqlSource>> Open(const ConnectionConfig& config);
+  ~MysqlSource() override;
+
+  Result<std::vector<TableRef>> ListTables() override;
+  std::string DefaultSchema() const override { return config_.database; }
+  Result<TableSchema> Describe(const TableRef& table) override;
+  Result<TableSchema> DescribeQuery(const std::string& query, const TableRef& name) override;
+  Result<std::vector<KeyRange>> Split(const TableSchema& table, uint64_t rows_per_chunk) override;
+  Result<std::unique_ptr<Snapshot>> BeginSnapshot(int max_readers) override;
+
+  bool is_mariadb() const;
+
+ private:
+  MysqlSource(ConnectionConfig config, std::unique_ptr<mysql::MysqlConnection> conn);
+  // The schema a TableRef means (its own, else the connection's database).
+  Result<std::string> SchemaOf(const TableRef& table) const;
+
+  ConnectionConfig config_;
+  std::unique_ptr<mysql::MysqlConnection> conn_;
+};
+
+// Source::Open's entry for mysql:// and mariadb:// connections.
+Result<std::unique_ptr<Source>> OpenMysqlSource(const ConnectionConfig& config);
+
+}  // namespace dbs
