@@ -785,12 +785,11 @@ Status PostgresSink::FinishStream(const std::vector<TableSchema>& tables) {
 
 Status PostgresSink::ForgetStream() {
   DBS_RETURN_IF_ERROR(EnsureBookkeeping());
-  Status s = pg::ExecParams(conn(),
-                            "WITH a AS (DELETE FROM _dbstreams.applied WHERE stream = $1) "
-                            "DELETE FROM _dbstreams.dbstreams_state WHERE stream = $1",
-                            {options_.stream}, "forgetting stream " + options_.stream)
-                 .status();
-  return s;
+  // The state rows stay: a writer that looks at this stream after another one finished it
+  // must see its tables prepared and finished, never apply the schema policy again.
+  return pg::ExecParams(conn(), "DELETE FROM _dbstreams.applied WHERE stream = $1",
+                        {options_.stream}, "forgetting stream " + options_.stream)
+      .status();
 }
 
 }  // namespace
