@@ -671,6 +671,10 @@ Result<size_t> PostgresSink::Apply(const std::vector<BundleRef>& bundles) {
     }
     ids.push_back(b.id);
   }
+  // Sorted and unique: writers inserting overlapping id sets lock them in the same order (no
+  // deadlock between two redeliveries of one batch).
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   size_t applied = 0;
   auto body = [&]() -> Status {
     DBS_RETURN_IF_ERROR(pg::Command(conn(), "BEGIN", "starting a transaction"));

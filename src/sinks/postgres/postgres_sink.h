@@ -40,8 +40,10 @@
 // the weaker lock of VALIDATE buys nothing, and a failure leaves no unvalidated constraint
 // behind. Foreign keys to tables missing from the target are skipped with a logged warning.
 //
-// ForgetStream() deletes the stream's rows from both bookkeeping tables, so a later run with
-// the same stream name starts afresh.
+// ForgetStream() deletes the stream's _dbstreams.applied rows once every bundle is committed
+// and acknowledged. Its state rows stay, so a writer that looks at the stream afterwards sees
+// its tables prepared and finished and never applies the schema policy again. (The writer scopes
+// SinkOptions::stream to one run, so a new run starts with fresh checkpoints and policies.)
 //
 // Errors: a row the target rejects (constraint violation, a value out of range for the type, a
 // zero date under zeroDate=error) names the table and, when known, the column, and is not

@@ -1,5 +1,6 @@
 #include "sources/postgres/catalog.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <set>
 

@@ -306,7 +306,8 @@ Result<std::unique_ptr<RowReader>> OpenRowReader(ConnPtr conn, const ReadSpec& s
     // parent, which must not be ONLY).
     from = std::string(rel.kind == 'r' ? "ONLY " : "") + QualifiedName(rel.schema, rel.name);
   } else {
-    from = "(" + TrimQuery(spec.query) + ") AS q";
+    // Newlines: a trailing "-- comment" in the query must not swallow the parenthesis.
+    from = "(\n" + TrimQuery(spec.query) + "\n) AS q";
   }
   std::string plain;
   for (size_t i = 0; i < columns.size(); ++i) {
