@@ -12,6 +12,7 @@
 //    FinishStream() creates secondary indexes, foreign keys and checks after the data, once.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "config/connection.h"
 #include "config/stream_config.h"
 #include "core/bundle.h"
+#include "core/change.h"
 #include "core/result.h"
 #include "core/schema.h"
 
@@ -26,9 +28,9 @@ namespace dbs {
 
 // One bundle to write, with its identity.
 struct BundleRef {
-  std::string id;           // unique within the stream: "<table>:<chunk>:<seq>"
-  const TableSchema* table; // source description (as published in metadata)
-  const Bundle* bundle;     // columns in table->columns order
+  std::string id;            // unique within the stream: "<table>:<chunk>:<seq>"
+  const TableSchema* table;  // source description (as published in metadata)
+  const Bundle* bundle;      // columns in table->columns order
 };
 
 // What the target looks like for a table, after PrepareTable.
@@ -39,13 +41,37 @@ struct TargetTable {
 };
 
 struct SinkOptions {
-  std::string stream;  // "<stream>.<run id>": scopes checkpoint and state rows to one run
-  std::string target_schema;     // empty: the source's schema name
+  std::string stream;         // "<stream>.<run id>": scopes checkpoint and state rows to one run
+  std::string target_schema;  // empty: the source's schema name
   Engine source_engine = Engine::kPostgres;  // how to read source types, defaults, checks
   SchemaPolicy schema_policy = SchemaPolicy::kCreateMissing;
   WriteMode write_mode = WriteMode::kAppend;
   StructureOptions structure;
   ZeroDatePolicy zero_date = ZeroDatePolicy::kError;
+  // CDC checkpoints are scoped by the stream name alone (not the run): a restarted CDC stream
+  // resumes where the previous run stopped. Empty: derived from `stream` up to its last '.'.
+  std::string cdc_stream;
+};
+
+// Whole source transactions to apply in one target transaction (ApplyChanges).
+struct ChangeBatch {
+  int partition = 0;
+  // Reader-assigned change-message sequence numbers of this partition: contiguous, from 1.
+  // The batch holds the transactions of messages first_seq..last_seq.
+  uint64_t first_seq = 0;
+  uint64_t last_seq = 0;
+  SourcePosition position;             // after the last transaction of the batch
+  int64_t commit_time_us = 0;          // of the last transaction
+  std::vector<const ChangeTxn*> txns;  // in commit order; every part of each transaction
+  // Source schemas of the tables named by the segments, by TableRef::QualifiedName(); each
+  // segment's bundle columns are that schema's columns, in order.
+  const std::map<std::string, TableSchema>* tables = nullptr;
+};
+
+// The last committed change batch of a partition.
+struct CdcCheckpoint {
+  uint64_t seq = 0;  // 0: nothing applied yet
+  SourcePosition position;
 };
 
 class Sink {
@@ -61,6 +87,23 @@ class Sink {
   // Removes this run's applied-bundle records once every bundle is committed and acknowledged.
   // The per-table state rows stay (a late writer must see the run as finished).
   virtual Status ForgetStream() = 0;
+
+  // --- Change data capture ---
+  // The checkpoint of `partition` for SinkOptions::cdc_stream, read from the target.
+  virtual Result<CdcCheckpoint> ReadCdcCheckpoint(int partition) = 0;
+  // Applies the batch and moves the partition's checkpoint to (last_seq, position) in ONE
+  // target transaction, after locking the checkpoint row:
+  //  - last_seq <= checkpoint: already applied (a redelivery); writes nothing, returns 0;
+  //  - first_seq != checkpoint + 1: FailedPrecondition (a gap: another writer is behind or
+  //    ahead); writes nothing;
+  //  - else applies every change in order and returns the number of row changes applied.
+  // Inserts are upserts (a replayed insert is not an error), updates set the changed columns
+  // (unchanged cells keep their target value) and delete the old key when the key changed,
+  // deletes remove by key (all columns for tables without a key), truncates empty the table.
+  virtual Result<size_t> ApplyChanges(const ChangeBatch& batch) = 0;
+  // ADD COLUMN on the target for `added` columns of the table's new source schema.
+  virtual Status AddColumns(const TableSchema& new_schema,
+                            const std::vector<std::string>& added) = 0;
 };
 
 }  // namespace dbs

@@ -19,24 +19,12 @@
 
 #include "config/connection.h"
 #include "core/bundle.h"
+#include "core/change.h"
 #include "core/result.h"
 #include "core/schema.h"
+#include "sources/change_stream.h"
 
 namespace dbs {
-
-struct TableRef {
-  std::string schema;
-  std::string name;
-  std::string QualifiedName() const { return schema.empty() ? name : schema + "." + name; }
-  friend bool operator==(const TableRef&, const TableRef&) = default;
-};
-
-// The source position a snapshot or change corresponds to: a PostgreSQL LSN, a MySQL GTID set
-// or a binlog file/offset. Kept as the source prints it; `kind` says which.
-struct SourcePosition {
-  enum class Kind { kNone, kPgLsn, kMysqlGtid, kMysqlFilePos } kind = Kind::kNone;
-  std::string value;  // "0/16B3748", "0-1-42" / "uuid:1-42", "binlog.000003:1234"
-};
 
 // A half-open primary-key range [lower, upper) of a single-column integer key; either end
 // may be open. Tables without such a key are read as one chunk.
@@ -48,12 +36,12 @@ struct KeyRange {
 
 // What one reader reads: a table (optionally a chunk of it), or a custom query.
 struct ReadSpec {
-  TableSchema table;              // as described; `columns` limits what is read
+  TableSchema table;                 // as described; `columns` limits what is read
   std::vector<std::string> columns;  // names to read, in this order; empty: all
-  std::string filter;             // SQL boolean expression, the user's; empty: none
-  std::string query;              // custom SELECT instead of the table; empty: none
-  std::optional<KeyRange> range;  // chunk bounds; empty: the whole table
-  uint64_t limit = 0;             // at most this many rows (0: all)
+  std::string filter;                // SQL boolean expression, the user's; empty: none
+  std::string query;                 // custom SELECT instead of the table; empty: none
+  std::optional<KeyRange> range;     // chunk bounds; empty: the whole table
+  uint64_t limit = 0;                // at most this many rows (0: all)
 };
 
 class RowReader {
@@ -88,9 +76,22 @@ class Source {
   virtual Result<TableSchema> DescribeQuery(const std::string& query, const TableRef& name) = 0;
   // Chunk ranges of about `rows_per_chunk` rows; one open range when the table has no
   // single-column integer primary key or is small.
-  virtual Result<std::vector<KeyRange>> Split(const TableSchema& table, uint64_t rows_per_chunk) = 0;
+  virtual Result<std::vector<KeyRange>> Split(const TableSchema& table,
+                                              uint64_t rows_per_chunk) = 0;
   // Pins a consistent snapshot for up to `max_readers` parallel readers.
   virtual Result<std::unique_ptr<Snapshot>> BeginSnapshot(int max_readers) = 0;
+
+  // --- Change data capture (sources/change_stream.h) ---
+  // Checks that the source can stream changes for these tables (log settings, privileges,
+  // replica identity) and says exactly what to change when not.
+  virtual Status CheckCdc(const CdcOptions& options) = 0;
+  // Like BeginSnapshot, but the snapshot's position() is exactly where a change stream opened
+  // with `options` and start = position() continues: no gap, no duplicate (PostgreSQL: the
+  // replication slot is created here, exporting its snapshot).
+  virtual Result<std::unique_ptr<Snapshot>> BeginCdcSnapshot(int max_readers,
+                                                             const CdcOptions& options) = 0;
+  // Opens a change stream on its own connection(s), from options.start (empty: from now).
+  virtual Result<std::unique_ptr<ChangeStream>> OpenChangeStream(const CdcOptions& options) = 0;
 };
 
 }  // namespace dbs

@@ -58,6 +58,16 @@ class MysqlSink : public Sink {
   Result<size_t> Apply(const std::vector<BundleRef>& bundles) override;
   Status FinishStream(const std::vector<TableSchema>& tables) override;
   Status ForgetStream() override;
+  // CDC apply: in progress.
+  Result<CdcCheckpoint> ReadCdcCheckpoint(int) override {
+    return Status::Unsupported("applying changes to MySQL is not available yet");
+  }
+  Result<size_t> ApplyChanges(const ChangeBatch&) override {
+    return Status::Unsupported("applying changes to MySQL is not available yet");
+  }
+  Status AddColumns(const TableSchema&, const std::vector<std::string>&) override {
+    return Status::Unsupported("applying changes to MySQL is not available yet");
+  }
 
   // True when rows go through LOAD DATA LOCAL INFILE (false: multi-row INSERT fallback).
   bool uses_load_data() const { return load_data_; }

@@ -108,6 +108,16 @@ class PostgresSink : public Sink {
   Result<size_t> Apply(const std::vector<BundleRef>& bundles) override;
   Status FinishStream(const std::vector<TableSchema>& tables) override;
   Status ForgetStream() override;
+  // CDC apply: in progress.
+  Result<CdcCheckpoint> ReadCdcCheckpoint(int) override {
+    return Status::Unsupported("applying changes to PostgreSQL is not available yet");
+  }
+  Result<size_t> ApplyChanges(const ChangeBatch&) override {
+    return Status::Unsupported("applying changes to PostgreSQL is not available yet");
+  }
+  Status AddColumns(const TableSchema&, const std::vector<std::string>&) override {
+    return Status::Unsupported("applying changes to PostgreSQL is not available yet");
+  }
 
  private:
   PGconn* conn() { return conn_.get(); }

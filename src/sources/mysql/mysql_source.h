@@ -53,6 +53,16 @@ class MysqlSource : public Source {
   Result<TableSchema> DescribeQuery(const std::string& query, const TableRef& name) override;
   Result<std::vector<KeyRange>> Split(const TableSchema& table, uint64_t rows_per_chunk) override;
   Result<std::unique_ptr<Snapshot>> BeginSnapshot(int max_readers) override;
+  // CDC: implemented in binlog (in progress).
+  Status CheckCdc(const CdcOptions&) override {
+    return Status::Unsupported("change data capture from MySQL is not available yet");
+  }
+  Result<std::unique_ptr<Snapshot>> BeginCdcSnapshot(int, const CdcOptions&) override {
+    return Status::Unsupported("change data capture from MySQL is not available yet");
+  }
+  Result<std::unique_ptr<ChangeStream>> OpenChangeStream(const CdcOptions&) override {
+    return Status::Unsupported("change data capture from MySQL is not available yet");
+  }
 
   bool is_mariadb() const;
 

@@ -65,6 +65,16 @@ class PostgresSource : public Source {
   Result<std::vector<KeyRange>> Split(const TableSchema& table, uint64_t rows_per_chunk) override;
 
   Result<std::unique_ptr<Snapshot>> BeginSnapshot(int max_readers) override;
+  // CDC: implemented in pgoutput (in progress).
+  Status CheckCdc(const CdcOptions&) override {
+    return Status::Unsupported("change data capture from PostgreSQL is not available yet");
+  }
+  Result<std::unique_ptr<Snapshot>> BeginCdcSnapshot(int, const CdcOptions&) override {
+    return Status::Unsupported("change data capture from PostgreSQL is not available yet");
+  }
+  Result<std::unique_ptr<ChangeStream>> OpenChangeStream(const CdcOptions&) override {
+    return Status::Unsupported("change data capture from PostgreSQL is not available yet");
+  }
 
  private:
   const ConnectionConfig config_;
