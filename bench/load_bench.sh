@@ -54,8 +54,8 @@ INSERT INTO t SELECT g, g % 1000003, g % 97, g % 1000, (g % 100000) / 100.0, g /
   CASE WHEN g % 10 = 0 THEN NULL ELSE 'user' || g % 100000 || '@example.com' END,
   '2024-01-01'::timestamptz + g * interval '1 second', '2024-01-01'::date + g % 2000, g % 2 = 0,
   gen_random_uuid(), ('{\"n\": ' || g % 1000 || ', \"tag\": \"t' || g % 7 || '\"}')::jsonb, 'w' || g % 5
-FROM generate_series(1, $ROWS) g;
-VACUUM ANALYZE t;"
+FROM generate_series(1, $ROWS) g;"
+psql -q "$PGBASE/bench" -c "VACUUM ANALYZE t"
 BYTES=$(psql -tA "$PGBASE/bench" -c "SELECT pg_table_size('t')")
 
 results=()
@@ -110,7 +110,7 @@ pipe() {
     psql -q "$PGBASE/d4" -c "\\copy bench.t FROM STDIN"
 }
 export -f pipe; export pipe_sql PGBASE
-run "text pipe (mariadb | psql \\copy)" d4 bench.t bash -c "$(declare -f pipe); M=(${M[*]}); pipe"
+run "text pipe (mariadb to psql copy)" d4 bench.t bash -c "$(declare -f pipe); M=(${M[*]}); pipe"
 
 echo "== PostgreSQL -> PostgreSQL"
 run "dbstreams (bundle 100)" d5 public.t "$BIN/apps/dbstreams" run --quiet --writers 2 \

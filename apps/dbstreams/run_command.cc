@@ -1,4 +1,7 @@
 #include "run_command.h"
+#include <atomic>
+#include <csignal>
+#include <memory>
 
 #include <unistd.h>
 
@@ -112,6 +115,29 @@ int RunCommand(int argc, const char* const* argv, const std::string& default_dat
   o.nats_url = cfg->GetString("nats-url");
   o.data_dir = cfg->GetString("data-dir");
   ProgressPrinter printer(*cfg->GetBool("quiet"));
+  // CDC modes run until a limit or Ctrl-C / SIGTERM, which drains: everything committed at the
+  // source until then is applied before the run ends (a second signal stops at once).
+  static std::atomic<int> signals{0};
+  if (stream->mode != StreamMode::kLoad) {
+    std::signal(SIGINT, [](int) {
+      if (signals.fetch_add(1) >= 1) std::_Exit(130);
+    });
+    std::signal(SIGTERM, [](int) {
+      if (signals.fetch_add(1) >= 1) std::_Exit(143);
+    });
+    o.drain_when = [] { return signals.load() > 0; };
+    const bool quiet = *cfg->GetBool("quiet");
+    auto last = std::make_shared<std::chrono::steady_clock::time_point>();
+    o.on_cdc_progress = [quiet, last](const CdcProgress& p) {
+      auto now = std::chrono::steady_clock::now();
+      if (quiet || now - *last < std::chrono::seconds(2)) return;
+      *last = now;
+      std::fprintf(stderr, "cdc: %llu changes read, %llu applied, lag %lld ms, position %s\n",
+                   static_cast<unsigned long long>(p.read),
+                   static_cast<unsigned long long>(p.applied), static_cast<long long>(p.lag_ms),
+                   p.position.c_str());
+    };
+  }
   auto summary = RunLocal(
       *stream, o, [&](const std::vector<TableProgress>& t, double e) { printer.Update(t, e); });
   if (!summary.ok()) return Fail(summary.status().WithContext("stream " + stream->name));
@@ -122,6 +148,12 @@ int RunCommand(int argc, const char* const* argv, const std::string& default_dat
       stream->name.c_str(), summary->tables.size(), static_cast<unsigned long long>(rows),
       Human(static_cast<double>(summary->bytes)).c_str(), summary->seconds,
       Human(summary->seconds > 0 ? static_cast<double>(rows) / summary->seconds : 0).c_str());
+  if (stream->mode != StreamMode::kLoad) {
+    std::fprintf(stdout, "changes: %llu read, %llu applied; last position %s\n",
+                 static_cast<unsigned long long>(summary->cdc.read),
+                 static_cast<unsigned long long>(summary->cdc.applied),
+                 summary->cdc.position.c_str());
+  }
   PrintVerdicts(summary->verdicts);
   std::string bad = summary->Mismatches();
   if (!bad.empty()) {

@@ -7,7 +7,12 @@
 //   dbs.<stream>.ctl.plan       JSON: the tables of this run, the snapshot position
 //   dbs.<stream>.ctl.done       JSON: the reader finished; rows and bundles per table
 //   dbs.<stream>.ctl.status     JSON: {"state": "complete"|"failed", "error": ...}
-//   dbs.<stream>.progress       JSON progress samples (core NATS, not persisted)
+//   dbs.<stream>.progress       JSON progress samples (core NATS)
+//   dbs.<stream>.cdc.<p>        change messages of partition p (core/change_codec.h), in source
+//                               commit order, numbered 1, 2, ... (Nats-Msg-Id "cdc.<p>.<n>")
+//   dbs.<stream>.ctl.cdcdone    JSON: the change stream ended after message n / runs again
+//   dbs.feedback.<stream>       JSON {"partition", "seq", "position"}: a writer committed up
+//                               to there (core NATS; outside the stream's JetStream subjects)
 #pragma once
 
 #include <string>
@@ -36,6 +41,20 @@ inline std::string SubjectStatus(const std::string& stream) {
 }
 inline std::string SubjectProgress(const std::string& stream) {
   return "dbs." + stream + ".progress";
+}
+inline std::string SubjectCdc(const std::string& stream, int partition) {
+  return "dbs." + stream + ".cdc." + std::to_string(partition);
+}
+// JSON {"done": true, "seq": n}: the change stream ended (drained or a limit) after message n;
+// {"done": false}: it runs (again).
+inline std::string SubjectCdcDone(const std::string& stream) {
+  return "dbs." + stream + ".ctl.cdcdone";
+}
+inline std::string SubjectFeedback(const std::string& stream) { return "dbs.feedback." + stream; }
+// The durable consumer of a CDC partition (one per partition; order is kept by the target's
+// checkpoint, see sinks/sink.h ApplyChanges).
+inline std::string CdcDurable(const std::string& stream, int partition) {
+  return "cdc-" + stream + "-" + std::to_string(partition);
 }
 // The durable consumer that all writers of a stream share.
 inline std::string WritersDurable(const std::string& stream) { return "writers-" + stream; }

@@ -1,5 +1,7 @@
 #include "config/stream_config.h"
 
+#include <cctype>
+
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -211,7 +213,7 @@ Result<StreamConfig> ParseStreamConfig(const json& j) {
       OnlyKeys(j, "",
                {"name", "mode", "source", "target", "targetSchema", "tables", "exclude",
                 "dataBundleSize", "schemaPolicy", "writeMode", "structure", "limits", "readers",
-                "splitRows", "compression", "zeroDate", "verify", "keepPartial"}));
+                "splitRows", "compression", "zeroDate", "verify", "keepPartial", "cdc"}));
   StreamConfig c;
   DBS_RETURN_IF_ERROR(GetString(j, "", "name", &c.name));
   if (!ValidName(c.name)) {
@@ -285,6 +287,54 @@ Result<StreamConfig> ParseStreamConfig(const json& j) {
                                               &c.zero_date));
   DBS_RETURN_IF_ERROR(GetBool(j, "", "verify", &c.verify));
   DBS_RETURN_IF_ERROR(GetBool(j, "", "keepPartial", &c.keep_partial));
+  if (auto it = j.find("cdc"); it != j.end()) {
+    if (!it->is_object()) return Status::InvalidArgument("cdc must be an object");
+    DBS_RETURN_IF_ERROR(OnlyKeys(*it, "cdc",
+                                 {"operations", "slotName", "publicationName", "serverId",
+                                  "batchChanges", "maxDelayMs", "startPosition"}));
+    std::vector<std::string> ops;
+    DBS_RETURN_IF_ERROR(GetStrings(*it, "cdc", "operations", &ops));
+    if (it->contains("operations")) {
+      c.cdc.inserts = c.cdc.updates = c.cdc.deletes = false;
+      for (const auto& op : ops) {
+        if (op == "insert") {
+          c.cdc.inserts = true;
+        } else if (op == "update") {
+          c.cdc.updates = true;
+        } else if (op == "delete") {
+          c.cdc.deletes = true;
+        } else {
+          return Status::InvalidArgument("cdc.operations: unknown operation '" + op +
+                                         "' (use insert, update, delete)");
+        }
+      }
+    }
+    DBS_RETURN_IF_ERROR(GetString(*it, "cdc", "slotName", &c.cdc.slot_name));
+    DBS_RETURN_IF_ERROR(GetString(*it, "cdc", "publicationName", &c.cdc.publication_name));
+    for (const std::string* n : {&c.cdc.slot_name, &c.cdc.publication_name}) {
+      for (char ch : *n) {
+        if (!(std::islower(static_cast<unsigned char>(ch)) ||
+              std::isdigit(static_cast<unsigned char>(ch)) || ch == '_')) {
+          return Status::InvalidArgument("cdc.slotName/publicationName '" + *n +
+                                         "': use lower-case letters, digits and '_' only");
+        }
+      }
+      if (n->size() > 63) {
+        return Status::InvalidArgument("cdc.slotName/publicationName '" + *n +
+                                       "' is longer than 63 characters");
+      }
+    }
+    uint64_t v = 0;
+    DBS_RETURN_IF_ERROR(GetUInt(*it, "cdc", "serverId", 0, UINT32_MAX, &v));
+    c.cdc.server_id = static_cast<uint32_t>(v);
+    v = c.cdc.batch_changes;
+    DBS_RETURN_IF_ERROR(GetUInt(*it, "cdc", "batchChanges", 1, 1'000'000, &v));
+    c.cdc.batch_changes = static_cast<uint32_t>(v);
+    v = static_cast<uint64_t>(c.cdc.max_delay.count());
+    DBS_RETURN_IF_ERROR(GetUInt(*it, "cdc", "maxDelayMs", 0, 60'000, &v));
+    c.cdc.max_delay = std::chrono::milliseconds(v);
+    DBS_RETURN_IF_ERROR(GetString(*it, "cdc", "startPosition", &c.cdc.start_position));
+  }
   if (c.mode != StreamMode::kLoad && c.write_mode == WriteMode::kTruncateAndLoad &&
       c.mode == StreamMode::kCdc) {
     return Status::InvalidArgument("writeMode truncate_and_load needs mode load or load+cdc");

@@ -51,6 +51,23 @@ struct StreamLimits {
   std::chrono::seconds elapsed{0};  // stop after this long
 };
 
+// Change data capture settings (modes cdc and load+cdc).
+struct CdcSettings {
+  bool inserts = true;  // operation filter: which row changes are applied
+  bool updates = true;
+  bool deletes = true;
+  std::string slot_name;         // PostgreSQL; empty: "dbs_<stream>"
+  std::string publication_name;  // PostgreSQL; empty: "dbs_<stream>"
+  uint32_t server_id = 0;        // MySQL/MariaDB replica id; 0: derived from the stream name
+  // Changes per target transaction: many small source transactions are applied together (in
+  // commit order, atomically) up to this many row changes.
+  uint32_t batch_changes = 5000;
+  // How long the reader waits to fill a message before publishing (latency vs. throughput).
+  std::chrono::milliseconds max_delay{5};
+  // Start position for mode cdc ("" = from now): "0/16B3748", a GTID set or "file:offset".
+  std::string start_position;
+};
+
 struct StreamConfig {
   std::string name;  // [A-Za-z0-9_-], 1..64 chars
   StreamMode mode = StreamMode::kLoad;
@@ -70,6 +87,7 @@ struct StreamConfig {
   ZeroDatePolicy zero_date = ZeroDatePolicy::kError;
   bool verify = true;         // compare counts and checksums after a load
   bool keep_partial = false;  // on failure, keep what was written (else drop new tables)
+  CdcSettings cdc;
 };
 
 Result<StreamConfig> ParseStreamConfig(const nlohmann::json& j);

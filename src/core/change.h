@@ -62,6 +62,7 @@ struct ChangeTxn {
   // than the part limit). Parts are never interleaved with other transactions; a consumer
   // applies all parts of a transaction atomically.
   bool final = true;
+  uint32_t part = 0;  // 0-based index of this part within its transaction
   std::vector<ChangeSegment> segments;
   size_t rows() const {
     size_t n = 0;

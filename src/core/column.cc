@@ -124,6 +124,16 @@ void ColumnVector::AppendUuid(const Uuid& v) {
   ++rows_;
 }
 
+void ColumnVector::AppendFrom(const ColumnVector& src, size_t row) {
+  assert(src.type_ == type_);
+  if (src.IsUnchanged(row)) return AppendUnchanged();
+  if (src.IsNull(row)) return AppendNull();
+  if (width_ == 0) return AppendBytes(src.GetBytes(row));
+  fixed_.append(src.FixedSlot(row), width_);
+  PushBits();
+  ++rows_;
+}
+
 void ColumnVector::AppendBytes(std::string_view v) {
   assert(width_ == 0);
   heap_.append(v);

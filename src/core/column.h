@@ -53,6 +53,8 @@ class ColumnVector {
   void AppendBytes(std::string_view v);  // every variable-length type
   // Appends a value of any type; InvalidArgument when its type differs from the column's.
   Status Append(const Value& v);
+  // Appends a copy of src's row (value, NULL or unchanged). src must have this column's type.
+  void AppendFrom(const ColumnVector& src, size_t row);
 
   // --- reading (row < size()) ---
   bool IsNull(size_t row) const { return has_nulls_ && Bit(nulls_, row); }

@@ -114,8 +114,9 @@ Result<std::vector<PlannedTable>> PlanTables(Source* source, const StreamConfig&
   return out;
 }
 
-LoadReader::LoadReader(const StreamConfig& config, bus::NatsConnection* nats)
-    : config_(config), nats_(nats) {}
+LoadReader::LoadReader(const StreamConfig& config, bus::NatsConnection* nats,
+                       LoadReaderOptions options)
+    : config_(config), nats_(nats), options_(options) {}
 
 namespace {
 
@@ -189,14 +190,29 @@ Result<ReaderStats> LoadReader::Run() {
   spec.subjects = {bus::SubjectAll(name)};
   DBS_RETURN_IF_ERROR(nats_->EnsureStream(spec));
 
-  DBS_ASSIGN_OR_RETURN(auto snapshot, source->BeginSnapshot(config_.readers));
+  std::unique_ptr<Snapshot> snapshot;
+  if (options_.cdc_snapshot) {
+    CdcOptions co;
+    co.stream = name;
+    for (const PlannedTable& t : tables) co.tables.push_back({t.schema.schema, t.schema.name});
+    co.slot_name = config_.cdc.slot_name;
+    co.publication_name = config_.cdc.publication_name;
+    co.server_id = config_.cdc.server_id;
+    DBS_RETURN_IF_ERROR(source->CheckCdc(co));
+    DBS_ASSIGN_OR_RETURN(snapshot, source->BeginCdcSnapshot(config_.readers, co));
+  } else {
+    DBS_ASSIGN_OR_RETURN(snapshot, source->BeginSnapshot(config_.readers));
+  }
   std::deque<Task> tasks;
   for (const PlannedTable& t : tables) {
     std::vector<KeyRange> ranges;
-    if (t.selector.query.empty() && config_.limits.rows == 0) {
+    if (!options_.read_data) {
+      // mode cdc: structure only
+    } else if (t.selector.query.empty() && config_.limits.rows == 0) {
       DBS_ASSIGN_OR_RETURN(ranges, source->Split(t.schema, config_.split_rows));
     }
-    if (ranges.empty()) {
+    if (!options_.read_data) {
+    } else if (ranges.empty()) {
       tasks.push_back({&t, 0, std::nullopt});
     } else {
       for (size_t i = 0; i < ranges.size(); ++i) {
@@ -215,9 +231,15 @@ Result<ReaderStats> LoadReader::Run() {
                {"run", run_id},
                {"tables", json::array()},
                {"position", snapshot->position().value},
+               {"position_kind", static_cast<int>(snapshot->position().kind)},
+               {"position_file", snapshot->position().file_pos},
+               {"mode", std::string(StreamModeName(config_.mode))},
                {"engine", EngineName(config_.source.engine)}};
   for (const PlannedTable& t : tables) {
-    plan["tables"].push_back({{"index", t.index}, {"name", t.schema.QualifiedName()}});
+    plan["tables"].push_back({{"index", t.index},
+                              {"name", t.schema.QualifiedName()},
+                              {"schema", t.schema.schema},
+                              {"table", t.schema.name}});
   }
   DBS_RETURN_IF_ERROR(nats_->Publish(bus::SubjectPlan(name), plan.dump()).status());
   Log(LogLevel::kInfo, "reader", "snapshot pinned",
@@ -313,6 +335,8 @@ Result<ReaderStats> LoadReader::Run() {
   }
   DBS_RETURN_IF_ERROR(nats_->Publish(bus::SubjectDone(name), done.dump(), "done").status());
   Log(LogLevel::kInfo, "reader", "snapshot published", {F("stream", name)});
+  stats.position = snapshot->position();
+  stats.tables = std::move(tables);
   return stats;
 }
 

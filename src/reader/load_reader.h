@@ -40,17 +40,28 @@ struct ReaderStats {
   std::vector<uint64_t> rows;     // per planned table
   std::vector<uint64_t> bundles;  // per planned table
   uint64_t bytes = 0;             // encoded bytes published
+  std::vector<PlannedTable> tables;
+  SourcePosition position;  // the snapshot's source position
+};
+
+struct LoadReaderOptions {
+  // Pin the snapshot with Source::BeginCdcSnapshot, so a change stream can continue exactly
+  // at its position (modes cdc and load+cdc).
+  bool cdc_snapshot = false;
+  // False: publish the plan, the metadata and "done" without reading rows (mode cdc).
+  bool read_data = true;
 };
 
 class LoadReader {
  public:
-  LoadReader(const StreamConfig& config, bus::NatsConnection* nats);
+  LoadReader(const StreamConfig& config, bus::NatsConnection* nats, LoadReaderOptions options = {});
   Result<ReaderStats> Run();
   void Stop() { stop_.store(true); }
 
  private:
   const StreamConfig& config_;
   bus::NatsConnection* nats_;
+  LoadReaderOptions options_;
   std::atomic<bool> stop_{false};
 };
 

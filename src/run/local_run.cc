@@ -12,7 +12,7 @@
 #include "bus/jetstream.h"
 #include "bus/protocol.h"
 #include "core/logging.h"
-#include "reader/load_reader.h"
+#include "reader/stream_reader.h"
 #include "writer/load_writer.h"
 
 namespace dbs {
@@ -35,6 +35,12 @@ class ProgressBoard {
         tables_[i].read = j["rows"][i].get<uint64_t>();
       }
       bytes_ = j.value("bytes", bytes_);
+    } else if (kind == "cdc-read") {
+      cdc_.read = j.value("changes", cdc_.read);
+      cdc_.position = j.value("position", cdc_.position);
+    } else if (kind == "cdc-write") {
+      cdc_.applied += j.value("changes", uint64_t{0});
+      cdc_.lag_ms = j.value("lag_ms", cdc_.lag_ms);
     } else if (kind == "write" && j["rows"].is_object()) {
       for (const auto& [k, v] : j["rows"].items()) {
         size_t i = static_cast<size_t>(std::atoi(k.c_str()));
@@ -52,6 +58,10 @@ class ProgressBoard {
       tables_[i].estimate = plan[i].estimate;
     }
   }
+  CdcProgress Cdc() {
+    std::lock_guard<std::mutex> l(mu_);
+    return cdc_;
+  }
   std::vector<TableProgress> Snapshot(uint64_t* bytes) {
     std::lock_guard<std::mutex> l(mu_);
     if (bytes) *bytes = bytes_;
@@ -65,6 +75,7 @@ class ProgressBoard {
   std::mutex mu_;
   std::vector<TableProgress> tables_;
   uint64_t bytes_ = 0;
+  CdcProgress cdc_;
 };
 
 Result<std::unique_ptr<bus::NatsConnection>> Connect(const std::string& url,
@@ -119,8 +130,8 @@ Result<RunSummary> RunLocal(const StreamConfig& config, const LocalRunOptions& o
                     watch_conn.get(), bus::SubjectProgress(config.name),
                     [&board](std::string_view, std::string_view data) { board.OnSample(data); }));
 
-  LoadReader reader(config, reader_conn.get());
-  Result<ReaderStats> reader_result = Status::Internal("reader did not run");
+  StreamReader reader(config, reader_conn.get());
+  Result<StreamReaderResult> reader_result = Status::Internal("reader did not run");
   std::atomic<bool> reader_done{false};
   std::thread reader_thread([&] {
     reader_result = reader.Run();
@@ -158,6 +169,7 @@ Result<RunSummary> RunLocal(const StreamConfig& config, const LocalRunOptions& o
 
   // Watch: progress, the plan (for names and estimates), and failures of either side.
   bool have_plan = false;
+  bool drained = false;
   while (writers_running.load() > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     if (!have_plan) {
@@ -189,6 +201,13 @@ Result<RunSummary> RunLocal(const StreamConfig& config, const LocalRunOptions& o
     if (reader_done.load() && !reader_result.ok()) {
       for (auto& w : writers) w->Stop();
     }
+    if (!drained && options.drain_when && options.drain_when()) {
+      drained = true;
+      reader.RequestDrain();
+    }
+    if (config.mode != StreamMode::kLoad && options.on_cdc_progress) {
+      options.on_cdc_progress(board.Cdc());
+    }
     double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (on_progress) on_progress(board.Snapshot(nullptr), elapsed);
@@ -206,10 +225,14 @@ Result<RunSummary> RunLocal(const StreamConfig& config, const LocalRunOptions& o
   RunSummary summary;
   summary.tables = board.Snapshot(&summary.bytes);
   // The final counts come from the reader itself (progress samples may lag).
-  for (size_t i = 0; i < summary.tables.size() && i < reader_result->rows.size(); ++i) {
-    summary.tables[i].read = reader_result->rows[i];
+  const ReaderStats& load = reader_result->load;
+  for (size_t i = 0; i < summary.tables.size() && i < load.rows.size(); ++i) {
+    summary.tables[i].read = load.rows[i];
   }
-  summary.bytes = reader_result->bytes;
+  summary.bytes = load.bytes;
+  summary.cdc = board.Cdc();
+  summary.cdc.read = reader_result->cdc.changes;
+  summary.cdc.position = reader_result->cdc.position.value;
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (config.verify) {
     DBS_ASSIGN_OR_RETURN(summary.verdicts, VerifyStream(config));

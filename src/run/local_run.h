@@ -14,10 +14,22 @@
 
 namespace dbs {
 
+// Change-stream progress (modes cdc and load+cdc).
+struct CdcProgress {
+  uint64_t read = 0;     // row changes published by the reader
+  uint64_t applied = 0;  // row changes committed by the writers
+  int64_t lag_ms = 0;    // source commit -> target commit, of the last applied batch
+  std::string position;  // the reader's last completely published source position
+};
+
 struct LocalRunOptions {
   int writers = 2;
   std::string nats_url;  // empty: start an embedded nats-server in `data_dir`
   std::string data_dir;  // for the embedded server's store (a fresh sub-folder per run)
+  // CDC modes: polled every 200 ms; once it returns true the run drains — it ends after every
+  // change committed at the source up to that moment is applied (a limit also ends it).
+  std::function<bool()> drain_when;
+  std::function<void(const CdcProgress&)> on_cdc_progress;
 };
 
 struct TableProgress {
@@ -32,6 +44,7 @@ struct RunSummary {
   uint64_t bytes = 0;  // encoded bytes that crossed the bus
   double seconds = 0;
   std::vector<TableVerdict> verdicts;  // empty when verification is off
+  CdcProgress cdc;
   // The tables whose checksums differ, comma-separated; empty when all match.
   std::string Mismatches() const;
 };

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "config/connection.h"
 #include "core/change.h"
 #include "core/result.h"
 #include "core/schema.h"
@@ -76,5 +77,10 @@ class ChangeStream {
 // GTID sets, "a < b" means b contains a and more. InvalidArgument for different kinds or
 // unparseable values.
 Result<int> CompareSourcePositions(const SourcePosition& a, const SourcePosition& b);
+
+// Where the source's log ends now, in the kind its change stream reports (PostgreSQL: the
+// current WAL LSN; MySQL/MariaDB: the GTID set when GTIDs are on, else file:offset). A stream
+// that has passed this position has seen every transaction committed before the call.
+Result<SourcePosition> CurrentSourcePosition(const ConnectionConfig& config);
 
 }  // namespace dbs

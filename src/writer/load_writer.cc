@@ -47,11 +47,12 @@ Result<LoadWriter::TableState*> LoadWriter::Table(Sink* sink, int index) {
   return &st;
 }
 
-Status LoadWriter::PublishStatus(const std::string& state, const std::string& error) {
+Status LoadWriter::PublishStatus(const std::string& state, const std::string& error,
+                                 const std::string& id) {
   json j = {{"state", state}, {"writer", options_.writer_id}};
   if (!error.empty()) j["error"] = error;
   // One status per stream: the first writer's wins (broker de-duplication by id).
-  return nats_->Publish(bus::SubjectStatus(config_.name), j.dump(), "status").status();
+  return nats_->Publish(bus::SubjectStatus(config_.name), j.dump(), id).status();
 }
 
 Result<bool> LoadWriter::CheckFinished(Sink* sink) {
@@ -59,7 +60,8 @@ Result<bool> LoadWriter::CheckFinished(Sink* sink) {
   auto status = nats_->GetLastMessage(js, bus::SubjectStatus(config_.name));
   if (status.ok()) {
     DBS_ASSIGN_OR_RETURN(json st, ParseJson(*status, "stream status"));
-    if (st.value("state", "") == "complete") return true;
+    std::string state = st.value("state", "");
+    if (state == "complete" || state == "loaded") return true;
     return Status::Aborted("the stream failed: " + st.value("error", "unknown error"))
         .WithRetry(Retry::kFail);
   }
@@ -85,7 +87,8 @@ Result<bool> LoadWriter::CheckFinished(Sink* sink) {
   // Every bundle is committed and acknowledged: no redelivery can come, so the run's
   // applied-bundle records have done their job.
   DBS_RETURN_IF_ERROR(sink->ForgetStream());
-  DBS_RETURN_IF_ERROR(PublishStatus("complete", ""));
+  // CDC modes: the load phase is over, the change stream follows.
+  DBS_RETURN_IF_ERROR(PublishStatus(config_.mode == StreamMode::kLoad ? "complete" : "loaded", ""));
   Log(LogLevel::kInfo, "writer", "stream complete",
       {F("stream", config_.name), F("writer", options_.writer_id)});
   return true;
@@ -102,6 +105,7 @@ Status LoadWriter::Run() {
       DBS_ASSIGN_OR_RETURN(json p, ParseJson(*plan, "the reader's plan"));
       run = p.value("run", "");
       if (run.empty()) return Status::Corruption("the reader's plan has no run id");
+      plan_ = p;
       break;
     }
     if (plan.status().code() != StatusCode::kNotFound || stop_.load() ||
@@ -120,6 +124,7 @@ Status LoadWriter::Run() {
   so.write_mode = config_.write_mode;
   so.structure = config_.structure;
   so.zero_date = config_.zero_date;
+  so.cdc_stream = so.stream;  // a CDC run's checkpoints live as long as its JetStream stream
   DBS_ASSIGN_OR_RETURN(auto sink, Sink::Open(config_.target, so));
 
   bus::ConsumerSpec cs;
@@ -139,7 +144,10 @@ Status LoadWriter::Run() {
         if (finished.status().retryable()) continue;
         return finished.status();
       }
-      if (*finished) return Status::Ok();
+      if (*finished) {
+        if (config_.mode == StreamMode::kLoad) return Status::Ok();
+        return RunCdc(sink.get());
+      }
       continue;
     }
     // Decode and group; the bundles stay alive until the batch is applied.

@@ -1,6 +1,6 @@
-// The write side of a load: consumes bundles from the stream's shared durable consumer and
-// applies them to the target exactly once (see Sink). Any number of LoadWriters — threads or
-// processes — may consume one stream; each message goes to one of them.
+// The write side of a stream. Load phase: consumes bundles from the stream's shared durable
+// consumer and applies them to the target exactly once (see Sink). Any number of LoadWriters —
+// threads or processes — may consume one stream; each message goes to one of them.
 //
 // Contract:
 //  - Run() returns OK once the stream is complete: the reader published its "done" event,
@@ -8,6 +8,11 @@
 //    got there first). It returns the error when the stream failed (here or elsewhere).
 //  - A message is acknowledged only after the transaction that wrote it committed; retryable
 //    errors leave it unacknowledged (it is redelivered), others fail the stream.
+//  - Modes cdc and load+cdc: after the load phase, applies the change messages of partition 0
+//    in order, whole source transactions per target transaction (Sink::ApplyChanges; the
+//    target's checkpoint makes redeliveries and concurrent writers harmless), acknowledges them
+//    after commit and reports the committed position on dbs.feedback.<stream>. Run() returns
+//    once the reader's end-of-changes marker is applied, or on Stop().
 //  - Stop() may be called from another thread.
 #pragma once
 
@@ -15,6 +20,8 @@
 #include <map>
 #include <memory>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "bus/jetstream.h"
 #include "config/stream_config.h"
@@ -47,13 +54,18 @@ class LoadWriter {
   Result<TableState*> Table(Sink* sink, int index);
   // Returns OK(true) when the stream completed, OK(false) when not yet.
   Result<bool> CheckFinished(Sink* sink);
-  Status PublishStatus(const std::string& state, const std::string& error);
+  // `id`: the Nats-Msg-Id (one status per id: the first writer's wins).
+  Status PublishStatus(const std::string& state, const std::string& error,
+                       const std::string& id = "status");
+  // The change-stream phase (modes cdc, load+cdc), after the load phase: writer/cdc_apply.cc.
+  Status RunCdc(Sink* sink);
 
   const StreamConfig& config_;
   bus::NatsConnection* nats_;
   WriterOptions options_;
   std::atomic<bool> stop_{false};
   std::map<int, TableState> tables_;
+  nlohmann::json plan_;
 };
 
 }  // namespace dbs
