@@ -64,7 +64,9 @@ struct ChangeBatch {
   int64_t commit_time_us = 0;          // of the last transaction
   std::vector<const ChangeTxn*> txns;  // in commit order; every part of each transaction
   // Source schemas of the tables named by the segments, by TableRef::QualifiedName(); each
-  // segment's bundle columns are that schema's columns, in order.
+  // segment's bundle columns are that schema's columns, in order. The sink writes to the
+  // target table it derives from the schema's name, as for PrepareTable/Apply (a writer that
+  // renames a table passes the schema with the target name, keyed by the source name).
   const std::map<std::string, TableSchema>* tables = nullptr;
 };
 

@@ -6,6 +6,7 @@
 
 #include "core/logging.h"
 #include "mysql/mysql_client.h"
+#include "sinks/change_plan.h"
 #include "sinks/mysql/mysql_load_encoder.h"
 #include "typemap/ddl.h"
 #include "typemap/sql.h"
@@ -270,6 +271,15 @@ Status MysqlSink::Connect() {
                   "`info` VARCHAR(255) CHARACTER SET utf8mb4 NOT NULL DEFAULT '', "
                   "`updated_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), "
                   "PRIMARY KEY (`stream`, `tbl`, `phase`)) ENGINE=InnoDB",
+                  ctx));
+  DBS_RETURN_IF_ERROR(
+      conn_->Exec("CREATE TABLE IF NOT EXISTS `_dbstreams`.`cdc_checkpoint` ("
+                  "`stream` VARBINARY(255) NOT NULL, `partition` INT NOT NULL, "
+                  "`seq` BIGINT UNSIGNED NOT NULL DEFAULT 0, "
+                  "`position_kind` VARBINARY(32) NOT NULL DEFAULT '', "
+                  "`position` MEDIUMBLOB NULL, `file_pos` VARBINARY(512) NOT NULL DEFAULT '', "
+                  "`updated_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), "
+                  "PRIMARY KEY (`stream`, `partition`)) ENGINE=InnoDB",
                   ctx));
   return Status::Ok();
 }
@@ -810,6 +820,368 @@ Status MysqlSink::ForgetStream() {
   }
   // The state rows stay: a writer looking at this run after another finished it must see
   // "finished", never apply the schema policy again.
+  return Status::Ok();
+}
+
+// --- CDC -------------------------------------------------------------------------------------
+
+namespace {
+
+// Values compared with a column are written as bare numbers when they are plain integers or
+// decimals: a quoted string compared with a numeric column is compared as a double in MySQL,
+// which loses digits beyond 2^53.
+bool BareNumber(const ColumnWriter& w, std::string_view text) {
+  if (!w.expression.empty() || text.empty()) return false;
+  switch (w.kind) {
+    case TextKind::kSigned:
+    case TextKind::kUnsigned:
+    case TextKind::kBool:
+      return true;
+    case TextKind::kRaw:
+      if (w.data_type != "decimal") return false;
+      for (char c : text) {
+        if (!((c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Constraint violations while applying changes are rejected values, not a gap.
+Status AsRejected(Status s) {
+  if (s.ok() || s.code() != StatusCode::kFailedPrecondition) return s;
+  return Status(StatusCode::kInvalidArgument, Retry::kFail, s.message());
+}
+
+}  // namespace
+
+Status MysqlSink::AppendValue(const TablePlan& plan, size_t j, const cdc::Cell& cell,
+                              std::string* sql) {
+  if (cell.null()) {
+    *sql += "NULL";
+    return Status::Ok();
+  }
+  const ColumnWriter& w = plan.writers[j];
+  std::string text;
+  Status s = mysql::CellText(w, *cell.col, cell.row, &text);
+  if (!s.ok()) return s.WithContext("table " + plan.key + ", column " + w.name);
+  if (BareNumber(w, text)) {
+    *sql += text;
+    return Status::Ok();
+  }
+  const std::string lit = conn_->Literal(text);
+  *sql += w.expression.empty() ? lit : Replace(w.expression, "?", lit);
+  return Status::Ok();
+}
+
+Result<CdcCheckpoint> MysqlSink::ReadCdcCheckpoint(int partition) {
+  DBS_RETURN_IF_ERROR(EnsureConnected());
+  const std::string stream = cdc::CdcStreamName(options_);
+  DBS_ASSIGN_OR_RETURN(auto rows, conn_->Query("SELECT `seq`, `position_kind`, `position`, "
+                                               "`file_pos` FROM `_dbstreams`.`cdc_checkpoint` "
+                                               "WHERE `stream` = " +
+                                                   conn_->Literal(stream) + " AND `partition` = " +
+                                                   std::to_string(partition),
+                                               "reading the CDC checkpoint of stream " + stream));
+  CdcCheckpoint cp;
+  if (rows.empty()) return cp;
+  cp.seq = std::strtoull(Str(rows[0], 0).c_str(), nullptr, 10);
+  cp.position.kind = cdc::PositionKindFromName(Str(rows[0], 1));
+  cp.position.value = Str(rows[0], 2);
+  cp.position.file_pos = Str(rows[0], 3);
+  return cp;
+}
+
+Status MysqlSink::RunStep(const cdc::Step& step, TablePlan* plan) {
+  using K = cdc::Step::Kind;
+  const std::string ctx = "applying changes to " + plan->key;
+  if (step.kind == K::kTruncate) {
+    // TRUNCATE would commit the transaction: DELETE keeps the batch atomic.
+    return conn_->Exec("DELETE FROM " + plan->qualified, ctx);
+  }
+  std::vector<int> writer_of(plan->source_columns, -1);
+  for (size_t j = 0; j < plan->writers.size(); ++j) {
+    writer_of[plan->source_index[j]] = static_cast<int>(j);
+  }
+  for (size_t k : step.key) {
+    if (writer_of[k] < 0) {
+      return Status::FailedPrecondition("table " + plan->key + ": key column " +
+                                        step.table->columns[k].name + " is not writable");
+    }
+  }
+  auto is_key = [&](size_t source_index) {
+    return std::find(step.key.begin(), step.key.end(), source_index) != step.key.end();
+  };
+  // `k1` = v1 AND `k2` = v2 for an image's key.
+  auto key_cond = [&](const cdc::Image& img, std::string* sql) -> Status {
+    for (size_t i = 0; i < step.key.size(); ++i) {
+      const size_t j = static_cast<size_t>(writer_of[step.key[i]]);
+      *sql += (i ? " AND " : "") + QuoteName(plan->writers[j].name) + " = ";
+      DBS_RETURN_IF_ERROR(AppendValue(*plan, j, img[step.key[i]], sql));
+    }
+    return Status::Ok();
+  };
+  // WHERE clause matching a list of keys: `k` IN (...) or (.. AND ..) OR (.. AND ..).
+  auto keys_where = [&](const std::vector<const cdc::Image*>& imgs, std::string* sql) -> Status {
+    if (step.key.size() == 1) {
+      const size_t j = static_cast<size_t>(writer_of[step.key[0]]);
+      *sql += QuoteName(plan->writers[j].name) + " IN (";
+      for (size_t i = 0; i < imgs.size(); ++i) {
+        if (i) *sql += ", ";
+        DBS_RETURN_IF_ERROR(AppendValue(*plan, j, (*imgs[i])[step.key[0]], sql));
+      }
+      *sql += ")";
+      return Status::Ok();
+    }
+    for (size_t i = 0; i < imgs.size(); ++i) {
+      *sql += i ? " OR (" : "(";
+      DBS_RETURN_IF_ERROR(key_cond(*imgs[i], sql));
+      *sql += ")";
+    }
+    return Status::Ok();
+  };
+
+  if (step.kind == K::kKeyed || step.kind == K::kKeylessInsert) {
+    std::vector<const cdc::Image*> deletes, upserts;
+    if (step.kind == K::kKeyed) {
+      for (const cdc::KeyedEntry& e : step.entries) {
+        if (e.kind == cdc::KeyedEntry::Kind::kDelete) deletes.push_back(&e.image);
+        if (e.kind == cdc::KeyedEntry::Kind::kUpsert) upserts.push_back(&e.image);
+      }
+    } else {
+      for (const cdc::Image& r : step.rows) upserts.push_back(&r);
+    }
+    // Deletes, in statements of bounded size.
+    for (size_t first = 0; first < deletes.size();) {
+      std::vector<const cdc::Image*> chunk;
+      size_t bytes = 0;
+      while (first < deletes.size() && chunk.size() < 2000 && bytes < max_statement_bytes_ / 2) {
+        chunk.push_back(deletes[first++]);
+        bytes += 64;
+      }
+      std::string sql = "DELETE FROM " + plan->qualified + " WHERE ";
+      DBS_RETURN_IF_ERROR(keys_where(chunk, &sql));
+      DBS_RETURN_IF_ERROR(conn_->Exec(sql, ctx));
+    }
+    // Upserts (keyless tables: plain inserts) as multi-row INSERTs.
+    if (!upserts.empty()) {
+      std::string head = "INSERT INTO " + plan->qualified + " (";
+      std::string tail;
+      for (size_t j = 0; j < plan->writers.size(); ++j) {
+        head += (j ? ", " : "") + QuoteName(plan->writers[j].name);
+        if (step.kind == K::kKeyed && !is_key(plan->source_index[j])) {
+          const std::string n = QuoteName(plan->writers[j].name);
+          tail += (tail.empty() ? " ON DUPLICATE KEY UPDATE " : ", ") + n + " = VALUES(" + n + ")";
+        }
+      }
+      head += ") VALUES ";
+      if (step.kind == K::kKeyed && tail.empty()) {
+        const std::string n =
+            QuoteName(plan->writers[static_cast<size_t>(writer_of[step.key[0]])].name);
+        tail = " ON DUPLICATE KEY UPDATE " + n + " = " + n;
+      }
+      std::string sql;
+      for (size_t i = 0; i < upserts.size(); ++i) {
+        sql += sql.empty() ? head : ",";
+        sql += '(';
+        for (size_t j = 0; j < plan->writers.size(); ++j) {
+          if (j) sql += ", ";
+          DBS_RETURN_IF_ERROR(AppendValue(*plan, j, (*upserts[i])[plan->source_index[j]], &sql));
+        }
+        sql += ')';
+        if (sql.size() >= max_statement_bytes_ || i + 1 == upserts.size()) {
+          DBS_RETURN_IF_ERROR(conn_->Exec(sql + tail, ctx));
+          sql.clear();
+        }
+      }
+    }
+    // Partial updates: per group of rows setting the same columns, UPDATE ... SET c = CASE
+    // <key> ... END WHERE <keys>, in chunks (the CASE is evaluated per matched row).
+    if (step.kind == K::kKeyed) {
+      for (const std::vector<size_t>& group : cdc::GroupUpdates(step)) {
+        const cdc::Image& first_img = step.entries[group.front()].image;
+        std::vector<size_t> set_cols;
+        for (size_t j = 0; j < plan->writers.size(); ++j) {
+          const size_t si = plan->source_index[j];
+          if (first_img[si].present() && !is_key(si)) set_cols.push_back(j);
+        }
+        if (set_cols.empty()) continue;
+        for (size_t first = 0; first < group.size(); first += 200) {
+          const size_t end = std::min(group.size(), first + 200);
+          std::vector<const cdc::Image*> chunk;
+          for (size_t g = first; g < end; ++g) chunk.push_back(&step.entries[group[g]].image);
+          std::string sql = "UPDATE " + plan->qualified + " SET ";
+          for (size_t c = 0; c < set_cols.size(); ++c) {
+            const size_t j = set_cols[c];
+            const std::string n = QuoteName(plan->writers[j].name);
+            sql += (c ? ", " : "") + n + " = CASE";
+            for (const cdc::Image* img : chunk) {
+              sql += " WHEN ";
+              DBS_RETURN_IF_ERROR(key_cond(*img, &sql));
+              sql += " THEN ";
+              DBS_RETURN_IF_ERROR(AppendValue(*plan, j, (*img)[plan->source_index[j]], &sql));
+            }
+            sql += " ELSE " + n + " END";
+          }
+          sql += " WHERE ";
+          DBS_RETURN_IF_ERROR(keys_where(chunk, &sql));
+          DBS_RETURN_IF_ERROR(conn_->Exec(sql, ctx));
+        }
+      }
+    }
+    return Status::Ok();
+  }
+
+  // One row: kMove, kKeylessDelete, kKeylessUpdate.
+  std::string sets;
+  if (step.kind != K::kKeylessDelete) {
+    for (size_t j = 0; j < plan->writers.size(); ++j) {
+      const cdc::Cell& c = step.after[plan->source_index[j]];
+      if (!c.present()) continue;
+      sets += (sets.empty() ? "" : ", ") + QuoteName(plan->writers[j].name) + " = ";
+      DBS_RETURN_IF_ERROR(AppendValue(*plan, j, c, &sets));
+    }
+    if (sets.empty()) return Status::Ok();
+  }
+  std::string where;
+  if (step.kind == K::kMove) {
+    DBS_RETURN_IF_ERROR(key_cond(step.before, &where));
+    return conn_->Exec("UPDATE " + plan->qualified + " SET " + sets + " WHERE " + where, ctx);
+  }
+  // Keyless: one row equal (NULL-safe) to every present old value. FLOAT and JSON columns are
+  // not compared (their text does not compare exactly).
+  for (size_t j = 0; j < plan->writers.size(); ++j) {
+    const cdc::Cell& c = step.before[plan->source_index[j]];
+    const std::string& dt = plan->writers[j].data_type;
+    if (!c.present() || dt == "float" || dt == "json") continue;
+    where += (where.empty() ? "" : " AND ") + QuoteName(plan->writers[j].name) + " <=> ";
+    DBS_RETURN_IF_ERROR(AppendValue(*plan, j, c, &where));
+  }
+  if (where.empty()) {
+    return Status::InvalidArgument("table " + plan->key +
+                                   " has no primary key and a change carries no old column "
+                                   "values to find its row by");
+  }
+  if (step.kind == K::kKeylessDelete) {
+    return conn_->Exec("DELETE FROM " + plan->qualified + " WHERE " + where + " LIMIT 1", ctx);
+  }
+  return conn_->Exec("UPDATE " + plan->qualified + " SET " + sets + " WHERE " + where + " LIMIT 1",
+                     ctx);
+}
+
+Result<size_t> MysqlSink::ApplyChanges(const ChangeBatch& batch) {
+  const std::string stream = cdc::CdcStreamName(options_);
+  const std::string what = "stream " + stream + ", partition " + std::to_string(batch.partition);
+  if (batch.first_seq == 0 || batch.last_seq < batch.first_seq) {
+    return Status::InvalidArgument("change batch of " + what + " has sequence numbers " +
+                                   std::to_string(batch.first_seq) + ".." +
+                                   std::to_string(batch.last_seq));
+  }
+  DBS_ASSIGN_OR_RETURN(cdc::Plan plan, cdc::PlanBatch(batch));
+  DBS_RETURN_IF_ERROR(EnsureConnected());
+  // Plans (and any DDL) before the transaction.
+  std::vector<TablePlan*> plans(plan.steps.size());
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const TableSchema& t = *plan.steps[i].table;
+    auto it = plans_.find(t.schema + "\n" + t.name);
+    if (it != plans_.end() && it->second->source_columns != t.columns.size()) plans_.erase(it);
+    DBS_ASSIGN_OR_RETURN(plans[i], PlanFor(t));
+  }
+  const std::string lit = conn_->Literal(stream);
+  const std::string part = std::to_string(batch.partition);
+  bool already = false;
+  auto body = [&]() -> Status {
+    DBS_RETURN_IF_ERROR(conn_->Exec("START TRANSACTION", "starting to apply changes of " + what));
+    DBS_RETURN_IF_ERROR(
+        conn_->Exec("INSERT INTO `_dbstreams`.`cdc_checkpoint` (`stream`, `partition`) VALUES (" +
+                        lit + ", " + part + ") ON DUPLICATE KEY UPDATE `seq` = `seq`",
+                    "locking the CDC checkpoint of " + what));
+    DBS_ASSIGN_OR_RETURN(auto rows,
+                         conn_->Query("SELECT `seq` FROM `_dbstreams`.`cdc_checkpoint` "
+                                      "WHERE `stream` = " +
+                                          lit + " AND `partition` = " + part + " FOR UPDATE",
+                                      "locking the CDC checkpoint of " + what));
+    const uint64_t seq = rows.empty() ? 0 : std::strtoull(Str(rows[0], 0).c_str(), nullptr, 10);
+    if (batch.last_seq <= seq) {
+      already = true;
+      return conn_->Exec("ROLLBACK", "ending a redelivered batch");
+    }
+    if (batch.first_seq != seq + 1) {
+      return Status::FailedPrecondition(
+          "change batch " + std::to_string(batch.first_seq) + ".." +
+          std::to_string(batch.last_seq) + " of " + what +
+          " does not follow the target's checkpoint " + std::to_string(seq) + " (expected " +
+          std::to_string(seq + 1) +
+          "): another writer is behind or ahead; wait for it or redeliver from " +
+          std::to_string(seq + 1));
+    }
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      DBS_RETURN_IF_ERROR(AsRejected(RunStep(plan.steps[i], plans[i])));
+    }
+    DBS_RETURN_IF_ERROR(conn_->Exec(
+        "UPDATE `_dbstreams`.`cdc_checkpoint` SET `seq` = " + std::to_string(batch.last_seq) +
+            ", `position_kind` = " + conn_->Literal(cdc::PositionKindName(batch.position.kind)) +
+            ", `position` = " + conn_->Literal(batch.position.value) +
+            ", `file_pos` = " + conn_->Literal(batch.position.file_pos) +
+            ", `updated_at` = CURRENT_TIMESTAMP(6) WHERE `stream` = " + lit +
+            " AND `partition` = " + part,
+        "moving the CDC checkpoint of " + what));
+    return conn_->Exec("COMMIT", "committing changes of " + what);
+  };
+  Status s = body();
+  if (!s.ok()) {
+    if (!conn_->broken()) (void)conn_->Exec("ROLLBACK", "rolling back");
+    return s;
+  }
+  if (already) return size_t{0};
+  return plan.changes;
+}
+
+Status MysqlSink::AddColumns(const TableSchema& new_schema, const std::vector<std::string>& added) {
+  DBS_RETURN_IF_ERROR(EnsureConnected());
+  const std::string db = TargetDatabase(new_schema.schema);
+  const std::string key = db + "." + new_schema.name;
+  const std::string qualified = QuoteQualified(db, new_schema.name);
+  const std::string ctx = "adding columns to " + key;
+  DBS_ASSIGN_OR_RETURN(auto cols, conn_->Query("SELECT COLUMN_NAME FROM information_schema.COLUMNS "
+                                               "WHERE TABLE_SCHEMA = " +
+                                                   conn_->Literal(db) + " AND TABLE_NAME = " +
+                                                   conn_->Literal(new_schema.name),
+                                               ctx));
+  if (cols.empty()) return Status::NotFound(ctx + ": the table does not exist on the target");
+  std::vector<std::string> warnings;
+  DdlOptions ddl;
+  ddl.target_schema = db;
+  ddl.mariadb_native_types = conn_->is_mariadb() && conn_->server_version() >= 101000;
+  ddl.warnings = &warnings;
+  const Dialect source = DialectOf(options_.source_engine);
+  std::string clauses;
+  for (const std::string& name : added) {
+    const int i = new_schema.FindColumn(name);
+    if (i < 0) {
+      return Status::InvalidArgument(ctx + ": the new schema of the table has no column " + name);
+    }
+    bool exists = false;
+    for (const TextRow& r : cols) exists = exists || Lower(Str(r, 0)) == Lower(name);
+    if (exists) continue;
+    const Column& c = new_schema.columns[static_cast<size_t>(i)];
+    auto type = TargetType(c, Dialect::kMysql, source, ddl);
+    if (!type.ok()) return type.status().WithContext(ctx);
+    std::string clause = "ADD COLUMN " + QuoteName(c.name) + " " + *type;
+    auto def = TargetDefault(c, Dialect::kMysql, source, ddl);
+    if (!def.ok()) return def.status().WithContext(ctx);
+    if (*def) {
+      clause += " DEFAULT " + **def;
+      if (!c.nullable) clause += " NOT NULL";
+    }
+    clauses += (clauses.empty() ? "" : ", ") + clause;
+  }
+  for (const std::string& w : warnings) Log(LogLevel::kWarn, kLog, w, {F("table", key)});
+  if (!clauses.empty()) {
+    DBS_RETURN_IF_ERROR(conn_->Exec("ALTER TABLE " + qualified + " " + clauses, ctx));
+  }
+  plans_.erase(new_schema.schema + "\n" + new_schema.name);  // re-read on next use
   return Status::Ok();
 }
 

@@ -26,7 +26,31 @@
 //    upload), so every load's row count and warnings are checked and any warning fails the
 //    transaction with the server's words (naming the column and row). foreign_key_checks is off
 //    for the session; unique_checks is off while loading into tables the stream created.
-//  - Rows are written as inserts: bundles carrying CDC updates or deletes are Unsupported.
+//  - Apply writes rows as inserts: bundles carrying CDC updates or deletes are Unsupported
+//    there (ApplyChanges applies them).
+//  - CDC: `_dbstreams`.`cdc_checkpoint`(stream, partition, seq, position_kind, position,
+//    file_pos, updated_at), primary key (stream, partition); stream is SinkOptions::cdc_stream
+//    (empty: SinkOptions::stream up to its last '.'). ApplyChanges plans the batch
+//    (sinks/change_plan.h: per-key compaction, so set-based statements give exactly the
+//    one-by-one result) and runs in ONE transaction: INSERT ... ON DUPLICATE KEY UPDATE of the
+//    checkpoint row plus SELECT ... FOR UPDATE; last_seq <= seq: ROLLBACK, returns 0; first_seq
+//    != seq + 1: FailedPrecondition naming both; else per step, values written by the same
+//    ColumnWriters as Apply (mysql_load_encoder.h; integers and plain decimals bare, so key
+//    comparisons stay exact): DELETE ... WHERE key IN (...) (deletes), multi-row INSERT ... ON
+//    DUPLICATE KEY UPDATE (inserts and full-image updates), UPDATE ... SET c = CASE <key> ...
+//    END WHERE key IN (...) per set of present columns (partial updates: unchanged cells keep
+//    their value), DELETE FROM for truncates (TRUNCATE would commit); tables without a primary
+//    key: plain multi-row INSERT, and each update/delete matches ONE row with `<=>` on every
+//    present old value (FLOAT and JSON columns are not compared) and LIMIT 1; a partial update
+//    changing the key of a row not in the batch is one UPDATE by the old key. Then the
+//    checkpoint moves to (last_seq, position) and the transaction commits; any error rolls all
+//    of it back. foreign_key_checks=0 for the session (SessionRole::kWrite), so foreign keys do
+//    not interfere with the order of set-based statements; target triggers do fire. Target
+//    tables are found as Apply finds them (the TableSchema in batch.tables names the target,
+//    as for PrepareTable; the writer calls PrepareTable for every table before its first
+//    change batch, and a table this Sink has not seen yet is prepared on first use).
+//    AddColumns: ALTER TABLE ... ADD COLUMN with typemap's TargetType (as CreateTableSql) for
+//    columns the table does not have yet (idempotent).
 //  - Errors: values the target rejects are non-retryable InvalidArgument naming the table (and,
 //    where MySQL says it, the column); deadlocks, lock wait timeouts and lost connections are
 //    retryable (a lost connection is re-opened on the next call).
@@ -47,6 +71,10 @@ namespace mysql {
 class MysqlConnection;
 struct ColumnWriter;
 }  // namespace mysql
+namespace cdc {
+struct Step;
+struct Cell;
+}  // namespace cdc
 
 class MysqlSink : public Sink {
  public:
@@ -58,16 +86,9 @@ class MysqlSink : public Sink {
   Result<size_t> Apply(const std::vector<BundleRef>& bundles) override;
   Status FinishStream(const std::vector<TableSchema>& tables) override;
   Status ForgetStream() override;
-  // CDC apply: in progress.
-  Result<CdcCheckpoint> ReadCdcCheckpoint(int) override {
-    return Status::Unsupported("applying changes to MySQL is not available yet");
-  }
-  Result<size_t> ApplyChanges(const ChangeBatch&) override {
-    return Status::Unsupported("applying changes to MySQL is not available yet");
-  }
-  Status AddColumns(const TableSchema&, const std::vector<std::string>&) override {
-    return Status::Unsupported("applying changes to MySQL is not available yet");
-  }
+  Result<CdcCheckpoint> ReadCdcCheckpoint(int partition) override;
+  Result<size_t> ApplyChanges(const ChangeBatch& batch) override;
+  Status AddColumns(const TableSchema& new_schema, const std::vector<std::string>& added) override;
 
   // True when rows go through LOAD DATA LOCAL INFILE (false: multi-row INSERT fallback).
   bool uses_load_data() const { return load_data_; }
@@ -84,6 +105,10 @@ class MysqlSink : public Sink {
   Status WriteWithLoadData(TablePlan* plan, const std::vector<const BundleRef*>& bundles);
   Status WriteWithInsert(TablePlan* plan, const std::vector<const BundleRef*>& bundles);
   Result<size_t> ApplyOnce(const std::vector<BundleRef>& bundles);
+  // CDC: one step of a planned change batch (sinks/change_plan.h), inside the transaction.
+  Status RunStep(const cdc::Step& step, TablePlan* plan);
+  // Appends the SQL value of `cell` for written column j of `plan` (NULL when not set).
+  Status AppendValue(const TablePlan& plan, size_t j, const cdc::Cell& cell, std::string* sql);
   // Runs `body` holding the stream's lock for `table` ("db.table").
   template <typename F>
   Status WithTableLock(const std::string& table, F&& body);

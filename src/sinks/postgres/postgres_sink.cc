@@ -9,6 +9,7 @@
 #include "postgres/pg_binary.h"
 #include "postgres/pg_client.h"
 #include "postgres/pg_types.h"
+#include "sinks/change_plan.h"
 #include "sinks/postgres/pg_encode.h"
 #include "typemap/ddl.h"
 
@@ -37,7 +38,12 @@ const char kBookkeepingSql[] =
     "  PRIMARY KEY (stream, tbl)); "
     "CREATE TABLE IF NOT EXISTS _dbstreams.applied (stream text NOT NULL, "
     "  bundle_id text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(), "
-    "  PRIMARY KEY (stream, bundle_id))";
+    "  PRIMARY KEY (stream, bundle_id)); "
+    "CREATE TABLE IF NOT EXISTS _dbstreams.cdc_checkpoint (stream text NOT NULL, "
+    "  partition integer NOT NULL, seq bigint NOT NULL DEFAULT 0, "
+    "  position_kind text NOT NULL DEFAULT '', position text NOT NULL DEFAULT '', "
+    "  file_pos text NOT NULL DEFAULT '', updated_at timestamptz NOT NULL DEFAULT now(), "
+    "  PRIMARY KEY (stream, partition))";
 
 Dialect DialectOf(Engine e) { return e == Engine::kMysql ? Dialect::kMysql : Dialect::kPostgres; }
 
@@ -73,6 +79,11 @@ struct TargetInfo {
   bool stage = false;  // COPY into a temp table, then INSERT ... SELECT
   std::string stage_name;
   bool stage_created = false;
+  size_t source_columns = 0;  // columns of the source schema this was built for
+  // CDC: session temp table the batch's row images are COPYed into (ApplyChanges).
+  std::string cdc_stage_name;
+  bool cdc_stage_created = false;
+  bool cdc_stage_dirty = false;  // holds rows of an earlier step of this transaction
 };
 
 // "key (id)=(5)" for messages about a row; "bundle <id>, row <n>" when there is no key.
@@ -108,16 +119,9 @@ class PostgresSink : public Sink {
   Result<size_t> Apply(const std::vector<BundleRef>& bundles) override;
   Status FinishStream(const std::vector<TableSchema>& tables) override;
   Status ForgetStream() override;
-  // CDC apply: in progress.
-  Result<CdcCheckpoint> ReadCdcCheckpoint(int) override {
-    return Status::Unsupported("applying changes to PostgreSQL is not available yet");
-  }
-  Result<size_t> ApplyChanges(const ChangeBatch&) override {
-    return Status::Unsupported("applying changes to PostgreSQL is not available yet");
-  }
-  Status AddColumns(const TableSchema&, const std::vector<std::string>&) override {
-    return Status::Unsupported("applying changes to PostgreSQL is not available yet");
-  }
+  Result<CdcCheckpoint> ReadCdcCheckpoint(int partition) override;
+  Result<size_t> ApplyChanges(const ChangeBatch& batch) override;
+  Status AddColumns(const TableSchema& new_schema, const std::vector<std::string>& added) override;
 
  private:
   PGconn* conn() { return conn_.get(); }
@@ -154,6 +158,21 @@ class PostgresSink : public Sink {
                   const std::vector<const BundleRef*>& bundles, bool with_ord);
   Status Flush(const std::string& display);
 
+  // --- CDC (ApplyChanges) ---
+  Status EnsureReplicaRole();
+  Status EnsureCdcStage(TargetInfo* target);
+  Status RunStep(const cdc::Step& step, TargetInfo* target);
+  Status RunKeyed(const cdc::Step& step, TargetInfo* target);
+  Status CopyImages(TargetInfo* target, const std::vector<const cdc::Image*>& images,
+                    const std::vector<std::pair<int16_t, int32_t>>& tags);
+  // Encodes a cell as one binary parameter (nullopt: NULL) for column `tc`.
+  Result<std::optional<std::string>> Param(const TargetInfo& target, const TargetColumn& tc,
+                                           const cdc::Cell& cell);
+  // "$n::type" (staged columns: "$n::stage_type::target_type").
+  static std::string ParamExpr(const TargetColumn& tc, size_t n);
+  Status ExecBinary(const std::string& sql, const std::vector<std::optional<std::string>>& params,
+                    const std::string& context);
+
   const ConnectionConfig config_;
   const SinkOptions options_;
   ConnPtr conn_;
@@ -164,12 +183,17 @@ class PostgresSink : public Sink {
   std::map<std::string, TargetInfo> targets_;
   int stage_counter_ = 0;
   std::string copy_buf_;
+  bool replica_role_tried_ = false;
 };
 
 Status PostgresSink::EnsureConnected() {
   if (conn_ && PQstatus(conn_.get()) == CONNECTION_OK) return Status::Ok();
   DBS_ASSIGN_OR_RETURN(conn_, pg::Connect(config_));
-  for (auto& [key, t] : targets_) t.stage_created = false;
+  for (auto& [key, t] : targets_) {
+    t.stage_created = false;
+    t.cdc_stage_created = false;
+  }
+  replica_role_tried_ = false;
   return Status::Ok();
 }
 
@@ -273,6 +297,7 @@ Result<TargetInfo> PostgresSink::LoadTarget(const TableSchema& t) {
   info.name = t.name;
   info.quoted = pg::QualifiedName(info.schema, info.name);
   info.display = info.schema + "." + info.name;
+  info.source_columns = t.columns.size();
   info.upsert = options_.write_mode == WriteMode::kUpsert;
   info.primary_key = t.primary_key;
   for (const std::string& k : t.primary_key) {
@@ -325,7 +350,7 @@ Result<TargetInfo> PostgresSink::LoadTarget(const TableSchema& t) {
 
 Result<TargetInfo*> PostgresSink::Target(const TableSchema& t) {
   auto it = targets_.find(Key(t));
-  if (it != targets_.end()) return &it->second;
+  if (it != targets_.end() && it->second.source_columns == t.columns.size()) return &it->second;
   DBS_ASSIGN_OR_RETURN(TargetInfo info, LoadTarget(t));
   return &(targets_[Key(t)] = std::move(info));
 }
@@ -804,6 +829,487 @@ Status PostgresSink::ForgetStream() {
   return pg::ExecParams(conn(), "DELETE FROM _dbstreams.applied WHERE stream = $1",
                         {options_.stream}, "forgetting stream " + options_.stream)
       .status();
+}
+
+// --- CDC -----------------------------------------------------------------------------------
+
+constexpr const char* kOpColumn = "_dbs_op";
+constexpr const char* kGroupColumn = "_dbs_grp";
+constexpr int16_t kStageUpsert = 1;
+constexpr int16_t kStageUpdate = 2;
+constexpr int16_t kStageDelete = 3;
+
+// Constraint violations reported while applying changes are rejected values (not a gap, which
+// is the FailedPrecondition of ApplyChanges): InvalidArgument, not retryable.
+Status AsRejected(Status s) {
+  if (s.ok() || s.code() != StatusCode::kFailedPrecondition) return s;
+  return Status(StatusCode::kInvalidArgument, Retry::kFail, s.message());
+}
+
+// Target types without a btree equality (or whose equality is not exact): matched by text.
+bool CompareAsText(const std::string& target_type) {
+  std::string base = target_type;
+  while (base.size() > 2 && base.compare(base.size() - 2, 2, "[]") == 0)
+    base.resize(base.size() - 2);
+  static const char* const kTypes[] = {"json", "xml",  "point",   "line",  "lseg",
+                                       "box",  "path", "polygon", "circle"};
+  for (const char* t : kTypes) {
+    if (base == t) return true;
+  }
+  return false;
+}
+
+bool IsKeyColumn(const cdc::Step& step, size_t source_index) {
+  return std::find(step.key.begin(), step.key.end(), source_index) != step.key.end();
+}
+
+std::string KeyText(const cdc::Step& step, const cdc::Image& img) {
+  std::string out = "key (";
+  for (size_t k = 0; k < step.key.size(); ++k)
+    out += (k ? ", " : "") + step.table->columns[step.key[k]].name;
+  out += ")=(";
+  for (size_t k = 0; k < step.key.size(); ++k) {
+    const cdc::Cell& c = img[step.key[k]];
+    out += (k ? ", " : "") + (c.present() ? c.col->Get(c.row).ToString() : std::string("?"));
+  }
+  return out + ")";
+}
+
+Result<CdcCheckpoint> PostgresSink::ReadCdcCheckpoint(int partition) {
+  DBS_RETURN_IF_ERROR(EnsureBookkeeping());
+  const std::string stream = cdc::CdcStreamName(options_);
+  DBS_ASSIGN_OR_RETURN(
+      ResultPtr res,
+      pg::ExecParams(conn(),
+                     "SELECT seq, position_kind, position, file_pos FROM _dbstreams.cdc_checkpoint "
+                     "WHERE stream = $1 AND partition = $2",
+                     {stream, std::to_string(partition)},
+                     "reading the CDC checkpoint of stream " + stream));
+  CdcCheckpoint cp;
+  if (PQntuples(res.get()) == 0) return cp;
+  cp.seq = static_cast<uint64_t>(pg::Int(res.get(), 0, 0));
+  cp.position.kind = cdc::PositionKindFromName(pg::Text(res.get(), 0, 1));
+  cp.position.value = std::string(pg::Text(res.get(), 0, 2));
+  cp.position.file_pos = std::string(pg::Text(res.get(), 0, 3));
+  return cp;
+}
+
+Status PostgresSink::EnsureReplicaRole() {
+  if (replica_role_tried_) return Status::Ok();
+  replica_role_tried_ = true;
+  Status s = pg::Command(conn(), "SET session_replication_role = replica",
+                         "turning off triggers and foreign key checks for applying changes");
+  if (!s.ok()) {
+    if (!conn_ || PQstatus(conn()) != CONNECTION_OK) return s;
+    Log(LogLevel::kWarn, "pg-sink",
+        "cannot SET session_replication_role = replica (needs superuser): triggers and foreign "
+        "keys of the target stay active while changes are applied; changes are applied in "
+        "source order per table",
+        {F("error", s.message())});
+  }
+  return Status::Ok();
+}
+
+Status PostgresSink::EnsureCdcStage(TargetInfo* target) {
+  if (target->cdc_stage_created) return Status::Ok();
+  if (target->cdc_stage_name.empty()) {
+    target->cdc_stage_name = pg::QuoteIdent("_dbs_cdc_" + std::to_string(++stage_counter_));
+  }
+  std::vector<std::string> defs;
+  for (const TargetColumn& tc : target->columns) {
+    defs.push_back(pg::QuoteIdent(tc.name) + " " + (tc.staged ? tc.stage_type : tc.target_type));
+  }
+  defs.push_back(std::string(kOpColumn) + " int2");
+  defs.push_back(std::string(kGroupColumn) + " int4");
+  DBS_RETURN_IF_ERROR(pg::Command(conn(),
+                                  "CREATE TEMP TABLE IF NOT EXISTS " + target->cdc_stage_name +
+                                      " (" + Join(defs, ", ") + ") ON COMMIT DELETE ROWS",
+                                  "preparing to apply changes to " + target->display));
+  target->cdc_stage_created = true;
+  return Status::Ok();
+}
+
+std::string PostgresSink::ParamExpr(const TargetColumn& tc, size_t n) {
+  std::string e = "$" + std::to_string(n) + "::" + (tc.staged ? tc.stage_type : tc.target_type);
+  if (tc.staged) e += "::" + tc.target_type;
+  return e;
+}
+
+Result<std::optional<std::string>> PostgresSink::Param(const TargetInfo& target,
+                                                       const TargetColumn& tc,
+                                                       const cdc::Cell& cell) {
+  if (cell.null()) return std::optional<std::string>();
+  std::string buf;
+  Status s = pg::EncodeCell(tc.encoder, *cell.col, cell.row, options_.zero_date, &buf);
+  if (!s.ok()) return s.WithContext("table " + target.display + ", column " + tc.name);
+  if (buf.size() < 4) return Status::Internal("short binary value for column " + tc.name);
+  const uint32_t len = (static_cast<uint32_t>(static_cast<uint8_t>(buf[0])) << 24) |
+                       (static_cast<uint32_t>(static_cast<uint8_t>(buf[1])) << 16) |
+                       (static_cast<uint32_t>(static_cast<uint8_t>(buf[2])) << 8) |
+                       static_cast<uint32_t>(static_cast<uint8_t>(buf[3]));
+  if (len == 0xFFFFFFFFu) return std::optional<std::string>();  // became NULL (zero date)
+  return std::optional<std::string>(buf.substr(4));
+}
+
+Status PostgresSink::ExecBinary(const std::string& sql,
+                                const std::vector<std::optional<std::string>>& params,
+                                const std::string& context) {
+  std::vector<const char*> values(params.size());
+  std::vector<int> lengths(params.size()), formats(params.size(), 1);
+  for (size_t i = 0; i < params.size(); ++i) {
+    values[i] = params[i] ? params[i]->data() : nullptr;
+    lengths[i] = params[i] ? static_cast<int>(params[i]->size()) : 0;
+  }
+  ResultPtr res(PQexecParams(conn(), sql.c_str(), static_cast<int>(params.size()), nullptr,
+                             values.data(), lengths.data(), formats.data(), 0));
+  const ExecStatusType st = PQresultStatus(res.get());
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+    return pg::ErrorStatus(conn(), res.get(), context);
+  }
+  return Status::Ok();
+}
+
+Status PostgresSink::CopyImages(TargetInfo* target, const std::vector<const cdc::Image*>& images,
+                                const std::vector<std::pair<int16_t, int32_t>>& tags) {
+  const std::string ctx = "applying changes to " + target->display;
+  std::vector<std::string> cols;
+  for (const TargetColumn& tc : target->columns) cols.push_back(pg::QuoteIdent(tc.name));
+  cols.push_back(kOpColumn);
+  cols.push_back(kGroupColumn);
+  const std::string sql =
+      "COPY " + target->cdc_stage_name + " (" + Join(cols, ", ") + ") FROM STDIN (FORMAT binary)";
+  ResultPtr start(PQexec(conn(), sql.c_str()));
+  if (PQresultStatus(start.get()) != PGRES_COPY_IN) {
+    return pg::ErrorStatus(conn(), start.get(), ctx);
+  }
+  copy_buf_.clear();
+  copy_buf_.append(kCopyHeader, kCopyHeaderLen);
+  const uint16_t nfields = static_cast<uint16_t>(target->columns.size() + 2);
+  Status failed;
+  for (size_t i = 0; i < images.size() && failed.ok(); ++i) {
+    const cdc::Image& img = *images[i];
+    pg::AppendBE16(&copy_buf_, nfields);
+    for (const TargetColumn& tc : target->columns) {
+      const cdc::Cell& c = img[tc.source_index];
+      if (!c.present()) {
+        pg::AppendBE32(&copy_buf_, 0xFFFFFFFFu);
+        continue;
+      }
+      Status s = pg::EncodeCell(tc.encoder, *c.col, c.row, options_.zero_date, &copy_buf_);
+      if (!s.ok()) {
+        failed = s.WithContext("table " + target->display + ", column " + tc.name);
+        break;
+      }
+    }
+    if (!failed.ok()) break;
+    pg::AppendBE32(&copy_buf_, 2);
+    pg::AppendBE16(&copy_buf_, static_cast<uint16_t>(tags[i].first));
+    pg::AppendBE32(&copy_buf_, 4);
+    pg::AppendBE32(&copy_buf_, static_cast<uint32_t>(tags[i].second));
+    if (copy_buf_.size() >= kCopyFlushBytes) failed = Flush(target->display);
+  }
+  if (failed.ok()) {
+    pg::AppendBE16(&copy_buf_, 0xFFFF);
+    failed = Flush(target->display);
+  }
+  copy_buf_.clear();
+  if (PQputCopyEnd(conn(), failed.ok() ? nullptr : "dbstreams: aborted") != 1 && failed.ok()) {
+    failed = pg::ErrorStatus(conn(), nullptr, ctx);
+  }
+  ResultPtr res(PQgetResult(conn()));
+  if (failed.ok() && PQresultStatus(res.get()) != PGRES_COMMAND_OK) {
+    failed = pg::ErrorStatus(conn(), res.get(), ctx);
+  }
+  while (ResultPtr more{PQgetResult(conn())}) {
+  }
+  target->cdc_stage_dirty = true;
+  return failed;
+}
+
+Status PostgresSink::RunKeyed(const cdc::Step& step, TargetInfo* target) {
+  const std::string ctx = "applying changes to " + target->display;
+  const bool keyed = step.kind == cdc::Step::Kind::kKeyed;
+  std::vector<const cdc::Image*> images;
+  std::vector<std::pair<int16_t, int32_t>> tags;
+  std::vector<std::vector<size_t>> groups;
+  bool any_delete = false, any_upsert = false;
+  if (keyed) {
+    groups = cdc::GroupUpdates(step);
+    std::vector<int32_t> group_of(step.entries.size(), 0);
+    for (size_t g = 0; g < groups.size(); ++g) {
+      for (size_t e : groups[g]) group_of[e] = static_cast<int32_t>(g);
+    }
+    for (size_t i = 0; i < step.entries.size(); ++i) {
+      const cdc::KeyedEntry& e = step.entries[i];
+      images.push_back(&e.image);
+      switch (e.kind) {
+        case cdc::KeyedEntry::Kind::kUpsert:
+          tags.emplace_back(kStageUpsert, 0);
+          any_upsert = true;
+          break;
+        case cdc::KeyedEntry::Kind::kDelete:
+          tags.emplace_back(kStageDelete, 0);
+          any_delete = true;
+          break;
+        case cdc::KeyedEntry::Kind::kUpdate:
+          tags.emplace_back(kStageUpdate, group_of[i]);
+          break;
+      }
+    }
+  } else {
+    for (const cdc::Image& r : step.rows) {
+      images.push_back(&r);
+      tags.emplace_back(kStageUpsert, 0);
+    }
+    any_upsert = true;
+  }
+  if (images.empty()) return Status::Ok();
+  DBS_RETURN_IF_ERROR(EnsureCdcStage(target));
+  if (target->cdc_stage_dirty) {
+    DBS_RETURN_IF_ERROR(pg::Command(conn(), "DELETE FROM " + target->cdc_stage_name, ctx));
+    target->cdc_stage_dirty = false;
+  }
+  DBS_RETURN_IF_ERROR(CopyImages(target, images, tags));
+
+  // s.col with the cast of staged columns; the key join.
+  auto value = [](const TargetColumn& tc) {
+    std::string e = "s." + pg::QuoteIdent(tc.name);
+    if (tc.staged) e += "::" + tc.target_type;
+    return e;
+  };
+  std::vector<const TargetColumn*> by_index(step.table->columns.size(), nullptr);
+  for (const TargetColumn& tc : target->columns) by_index[tc.source_index] = &tc;
+  std::vector<std::string> join;
+  std::vector<std::string> key_names;
+  for (size_t k : step.key) {
+    const TargetColumn* tc = by_index[k];
+    if (tc == nullptr) {
+      return Status::FailedPrecondition("table " + target->display + ": key column " +
+                                        step.table->columns[k].name + " is not writable");
+    }
+    join.push_back("t." + pg::QuoteIdent(tc->name) + " = " + value(*tc));
+    key_names.push_back(pg::QuoteIdent(tc->name));
+  }
+  const std::string join_sql = join.empty() ? "" : " AND " + Join(join, " AND ");
+  if (any_delete) {
+    DBS_RETURN_IF_ERROR(pg::Command(conn(),
+                                    "DELETE FROM " + target->quoted + " t USING " +
+                                        target->cdc_stage_name + " s WHERE s." + kOpColumn + " = " +
+                                        std::to_string(kStageDelete) + join_sql,
+                                    ctx));
+  }
+  if (any_upsert) {
+    std::vector<std::string> cols, exprs, sets;
+    for (const TargetColumn& tc : target->columns) {
+      cols.push_back(pg::QuoteIdent(tc.name));
+      exprs.push_back(value(tc));
+      if (!IsKeyColumn(step, tc.source_index)) {
+        sets.push_back(pg::QuoteIdent(tc.name) + " = EXCLUDED." + pg::QuoteIdent(tc.name));
+      }
+    }
+    std::string sql = "INSERT INTO " + target->quoted + " (" + Join(cols, ", ") +
+                      ") OVERRIDING SYSTEM VALUE SELECT " + Join(exprs, ", ") + " FROM " +
+                      target->cdc_stage_name + " s WHERE s." + kOpColumn + " = " +
+                      std::to_string(kStageUpsert);
+    if (keyed) {
+      sql += " ON CONFLICT (" + Join(key_names, ", ") + ") DO " +
+             (sets.empty() ? std::string("NOTHING") : "UPDATE SET " + Join(sets, ", "));
+    }
+    DBS_RETURN_IF_ERROR(pg::Command(conn(), sql, ctx));
+  }
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const cdc::Image& first = step.entries[groups[g].front()].image;
+    std::vector<std::string> sets;
+    for (const TargetColumn& tc : target->columns) {
+      if (!first[tc.source_index].present() || IsKeyColumn(step, tc.source_index)) continue;
+      sets.push_back(pg::QuoteIdent(tc.name) + " = " + value(tc));
+    }
+    if (sets.empty()) continue;
+    DBS_RETURN_IF_ERROR(pg::Command(conn(),
+                                    "UPDATE " + target->quoted + " t SET " + Join(sets, ", ") +
+                                        " FROM " + target->cdc_stage_name + " s WHERE s." +
+                                        kGroupColumn + " = " + std::to_string(g) + " AND s." +
+                                        kOpColumn + " = " + std::to_string(kStageUpdate) + join_sql,
+                                    ctx));
+  }
+  return Status::Ok();
+}
+
+Status PostgresSink::RunStep(const cdc::Step& step, TargetInfo* target) {
+  const std::string ctx = "applying changes to " + target->display;
+  using K = cdc::Step::Kind;
+  switch (step.kind) {
+    case K::kKeyed:
+    case K::kKeylessInsert:
+      return RunKeyed(step, target);
+    case K::kTruncate:
+      return pg::Command(conn(), "TRUNCATE " + target->quoted, ctx);
+    default:
+      break;
+  }
+  // One row: kMove, kKeylessDelete, kKeylessUpdate, with binary parameters.
+  std::vector<std::optional<std::string>> params;
+  auto add_param = [&](const TargetColumn& tc, const cdc::Cell& c) -> Result<std::string> {
+    DBS_ASSIGN_OR_RETURN(std::optional<std::string> p, Param(*target, tc, c));
+    params.push_back(std::move(p));
+    return ParamExpr(tc, params.size());
+  };
+  std::vector<std::string> sets, conds;
+  if (step.kind != K::kKeylessDelete) {
+    for (const TargetColumn& tc : target->columns) {
+      const cdc::Cell& c = step.after[tc.source_index];
+      if (!c.present()) continue;
+      DBS_ASSIGN_OR_RETURN(std::string e, add_param(tc, c));
+      sets.push_back(pg::QuoteIdent(tc.name) + " = " + e);
+    }
+  }
+  if (step.kind == K::kMove) {
+    for (size_t k : step.key) {
+      auto tc = std::find_if(target->columns.begin(), target->columns.end(),
+                             [&](const TargetColumn& x) { return x.source_index == k; });
+      if (tc == target->columns.end()) {
+        return Status::FailedPrecondition("table " + target->display + ": key column " +
+                                          step.table->columns[k].name + " is not writable");
+      }
+      DBS_ASSIGN_OR_RETURN(std::string e, add_param(*tc, step.before[k]));
+      conds.push_back(pg::QuoteIdent(tc->name) + " = " + e);
+    }
+    if (sets.empty()) return Status::Ok();
+    return ExecBinary(
+        "UPDATE " + target->quoted + " SET " + Join(sets, ", ") + " WHERE " + Join(conds, " AND "),
+        params, ctx + " (" + KeyText(step, step.before) + ")");
+  }
+  for (const TargetColumn& tc : target->columns) {
+    const cdc::Cell& c = step.before[tc.source_index];
+    if (!c.present()) continue;
+    DBS_ASSIGN_OR_RETURN(std::string e, add_param(tc, c));
+    const std::string col = pg::QuoteIdent(tc.name);
+    if (CompareAsText(tc.target_type)) {
+      conds.push_back(col + "::text IS NOT DISTINCT FROM (" + e + ")::text");
+    } else {
+      conds.push_back(col + " IS NOT DISTINCT FROM " + e);
+    }
+  }
+  if (conds.empty()) {
+    return Status::InvalidArgument("table " + target->display +
+                                   " has no primary key and a change carries no old column "
+                                   "values to find its row by");
+  }
+  const std::string where = " WHERE ctid = (SELECT ctid FROM " + target->quoted + " WHERE " +
+                            Join(conds, " AND ") + " LIMIT 1)";
+  if (step.kind == K::kKeylessDelete) {
+    return ExecBinary("DELETE FROM " + target->quoted + where, params, ctx);
+  }
+  if (sets.empty()) return Status::Ok();
+  return ExecBinary("UPDATE " + target->quoted + " SET " + Join(sets, ", ") + where, params, ctx);
+}
+
+Result<size_t> PostgresSink::ApplyChanges(const ChangeBatch& batch) {
+  const std::string stream = cdc::CdcStreamName(options_);
+  const std::string what = "stream " + stream + ", partition " + std::to_string(batch.partition);
+  if (batch.first_seq == 0 || batch.last_seq < batch.first_seq) {
+    return Status::InvalidArgument("change batch of " + what + " has sequence numbers " +
+                                   std::to_string(batch.first_seq) + ".." +
+                                   std::to_string(batch.last_seq));
+  }
+  DBS_ASSIGN_OR_RETURN(cdc::Plan plan, cdc::PlanBatch(batch));
+  DBS_RETURN_IF_ERROR(EnsureBookkeeping());
+  DBS_RETURN_IF_ERROR(EnsureReplicaRole());
+  // Targets and staging tables before the transaction.
+  std::vector<TargetInfo*> targets(plan.steps.size());
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    DBS_ASSIGN_OR_RETURN(targets[i], Target(*plan.steps[i].table));
+    const auto k = plan.steps[i].kind;
+    if (k == cdc::Step::Kind::kKeyed || k == cdc::Step::Kind::kKeylessInsert) {
+      DBS_RETURN_IF_ERROR(EnsureCdcStage(targets[i]));
+    }
+  }
+  for (TargetInfo* t : targets) t->cdc_stage_dirty = false;  // emptied by the last commit
+  bool already = false;
+  auto body = [&]() -> Status {
+    DBS_ASSIGN_OR_RETURN(
+        ResultPtr res,
+        pg::Exec(conn(),
+                 "BEGIN; INSERT INTO _dbstreams.cdc_checkpoint (stream, partition) VALUES (" +
+                     pg::QuoteLiteral(stream) + ", " + std::to_string(batch.partition) +
+                     ") ON CONFLICT DO NOTHING; SELECT seq FROM _dbstreams.cdc_checkpoint "
+                     "WHERE stream = " +
+                     pg::QuoteLiteral(stream) +
+                     " AND partition = " + std::to_string(batch.partition) + " FOR UPDATE",
+                 "locking the CDC checkpoint of " + what));
+    const uint64_t seq = static_cast<uint64_t>(pg::Int(res.get(), 0, 0));
+    if (batch.last_seq <= seq) {
+      already = true;
+      return pg::Command(conn(), "ROLLBACK", "ending a redelivered batch");
+    }
+    if (batch.first_seq != seq + 1) {
+      return Status::FailedPrecondition(
+          "change batch " + std::to_string(batch.first_seq) + ".." +
+          std::to_string(batch.last_seq) + " of " + what +
+          " does not follow the target's checkpoint " + std::to_string(seq) + " (expected " +
+          std::to_string(seq + 1) +
+          "): another writer is behind or ahead; wait for it or redeliver from " +
+          std::to_string(seq + 1));
+    }
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      DBS_RETURN_IF_ERROR(AsRejected(RunStep(plan.steps[i], targets[i])));
+    }
+    DBS_RETURN_IF_ERROR(
+        pg::ExecParams(conn(),
+                       "UPDATE _dbstreams.cdc_checkpoint SET seq = $3, position_kind = $4, "
+                       "position = $5, file_pos = $6, updated_at = now() "
+                       "WHERE stream = $1 AND partition = $2",
+                       {stream, std::to_string(batch.partition), std::to_string(batch.last_seq),
+                        std::string(cdc::PositionKindName(batch.position.kind)),
+                        batch.position.value, batch.position.file_pos},
+                       "moving the CDC checkpoint of " + what)
+            .status());
+    return pg::Command(conn(), "COMMIT", "committing changes of " + what);
+  };
+  Status s = body();
+  for (TargetInfo* t : targets) t->cdc_stage_dirty = false;
+  if (!s.ok()) {
+    pg::RollbackQuietly(conn());
+    return s;
+  }
+  if (already) return size_t{0};
+  return plan.changes;
+}
+
+Status PostgresSink::AddColumns(const TableSchema& new_schema,
+                                const std::vector<std::string>& added) {
+  DBS_RETURN_IF_ERROR(EnsureConnected());
+  const std::string schema = TargetSchema(new_schema);
+  const std::string quoted = pg::QualifiedName(schema, new_schema.name);
+  const std::string display = schema + "." + new_schema.name;
+  std::vector<std::string> warnings;
+  const DdlOptions o = Ddl(new_schema, &warnings);
+  std::vector<std::string> clauses;
+  for (const std::string& name : added) {
+    const int i = new_schema.FindColumn(name);
+    if (i < 0) {
+      return Status::InvalidArgument("adding column " + name + " to " + display +
+                                     ": the new schema of the table has no such column");
+    }
+    const Column& c = new_schema.columns[static_cast<size_t>(i)];
+    DBS_ASSIGN_OR_RETURN(std::string type, TargetType(c, Dialect::kPostgres, source_dialect(), o));
+    std::string clause = "ADD COLUMN IF NOT EXISTS " + pg::QuoteIdent(c.name) + " " + type;
+    DBS_ASSIGN_OR_RETURN(std::optional<std::string> def,
+                         TargetDefault(c, Dialect::kPostgres, source_dialect(), o));
+    if (def) {
+      clause += " DEFAULT " + *def;
+      if (!c.nullable) clause += " NOT NULL";
+    }
+    clauses.push_back(std::move(clause));
+  }
+  for (const std::string& w : warnings) Log(LogLevel::kWarn, "pg-sink", w);
+  if (!clauses.empty()) {
+    Status s = pg::Command(conn(), "ALTER TABLE " + quoted + " " + Join(clauses, ", "),
+                           "adding columns to " + display);
+    if (!s.ok()) return s;
+  }
+  targets_.erase(Key(new_schema));  // the next use reads the new columns
+  return Status::Ok();
 }
 
 }  // namespace

@@ -45,9 +45,42 @@
 // its tables prepared and finished and never applies the schema policy again. (The writer scopes
 // SinkOptions::stream to one run, so a new run starts with fresh checkpoints and policies.)
 //
+// CDC (ReadCdcCheckpoint / ApplyChanges / AddColumns):
+//   _dbstreams.cdc_checkpoint(stream, partition, seq, position_kind, position, file_pos,
+//       updated_at), primary key (stream, partition); stream is SinkOptions::cdc_stream (empty:
+//       SinkOptions::stream up to its last '.'), so a restarted run resumes where the last one
+//       stopped.
+//   ApplyChanges(batch) plans the batch (sinks/change_plan.h: per-key compaction, so set-based
+//   statements give exactly the one-by-one result), then in ONE transaction: inserts the
+//   checkpoint row if missing and locks it (SELECT ... FOR UPDATE); last_seq <= seq: ROLLBACK,
+//   returns 0; first_seq != seq + 1: FailedPrecondition naming both; else per step: the row
+//   images are COPYed (binary, the same pg_encode encoders as Apply) into a session temp table
+//   per target table (_dbs_cdc_<n>, ON COMMIT DELETE ROWS, created before the transaction),
+//   then DELETE ... USING (deletes), INSERT ... SELECT ... ON CONFLICT (pk) DO UPDATE (inserts
+//   and full-image updates), one UPDATE ... FROM per set of present columns (partial updates:
+//   unchanged cells keep their target value); TRUNCATE for truncate segments; tables without a
+//   primary key: plain INSERT ... SELECT, and each update/delete matches exactly one row on
+//   every present old value with IS NOT DISTINCT FROM (json, xml and geometric types compared
+//   as text) through a ctid subselect with LIMIT 1, binary parameters; a partial update that
+//   changes the key of a row not in the batch is one UPDATE by the old key. Then the checkpoint
+//   row moves to (last_seq, position) and the transaction commits. Any error rolls back all of
+//   it. Returns the row changes applied (inserts, updates, deletes, plus one per truncate).
+//   The target table of a batch table is found like Apply finds it: TargetSchema(t) and t.name
+//   of the TableSchema in batch.tables (the writer names the target there, as for
+//   PrepareTable); the writer calls PrepareTable for every table before its first change batch
+//   (a table never prepared by any writer is looked up, not created). The apply session runs
+//   `SET session_replication_role = replica` (once, when allowed: superuser) so target triggers
+//   and foreign keys do not fire (as in PostgreSQL's own logical replication); when refused, a
+//   warning is logged and they stay active: steps still run in source order per table, tables
+//   in order of first appearance.
+//   AddColumns: ALTER TABLE ... ADD COLUMN IF NOT EXISTS with typemap's TargetType (as
+//   CreateTableSql), the translated default, NOT NULL only with a default. (New enum types are
+//   not created: a PostgreSQL enum column added on the source needs its type on the target.)
+//
 // Errors: a row the target rejects (constraint violation, a value out of range for the type, a
 // zero date under zeroDate=error) names the table and, when known, the column, and is not
-// retryable; serialization failures, deadlocks and connection loss are retryable (the sink
+// retryable (ApplyChanges reports constraint violations as InvalidArgument too, so its
+// FailedPrecondition always means a gap); serialization failures, deadlocks and connection loss are retryable (the sink
 // reconnects on the next call).
 #pragma once
 
