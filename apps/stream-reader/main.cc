@@ -1,6 +1,8 @@
 // stream-reader: reads a stream's source and publishes it to NATS JetStream.
 //   stream-reader [--nats-url URL] <stream.json>
-// It runs the stream's load once and exits (0 when everything was published).
+// Mode load: reads the snapshot once and exits (0 when everything was published). Modes cdc and
+// load+cdc: then follows the source until SIGINT/SIGTERM, which drains (everything committed at
+// the source until then is published, then the writers finish); a second signal stops at once.
 #include <signal.h>
 
 #include <cstdio>
@@ -10,7 +12,7 @@
 #include "config/stream_config.h"
 #include "core/config.h"
 #include "core/logging.h"
-#include "reader/load_reader.h"
+#include "reader/stream_reader.h"
 
 int main(int argc, char** argv) {
   const std::vector<dbs::FlagSpec> specs = {
@@ -48,10 +50,15 @@ int main(int argc, char** argv) {
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-  dbs::LoadReader reader(*stream, nats->get());
+  dbs::StreamReader reader(*stream, nats->get());
+  const bool cdc = stream->mode != dbs::StreamMode::kLoad;
   std::thread stopper([&] {
     int sig;
     sigwait(&stop, &sig);
+    if (cdc) {
+      reader.RequestDrain();
+      sigwait(&stop, &sig);
+    }
     reader.Stop();
   });
   stopper.detach();
@@ -61,8 +68,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   uint64_t rows = 0;
-  for (uint64_t r : stats->rows) rows += r;
-  std::printf("stream-reader: published %llu rows of %zu table(s)\n",
-              static_cast<unsigned long long>(rows), stats->rows.size());
+  for (uint64_t r : stats->load.rows) rows += r;
+  std::printf("stream-reader: published %llu rows of %zu table(s), %llu row changes\n",
+              static_cast<unsigned long long>(rows), stats->load.rows.size(),
+              static_cast<unsigned long long>(stats->cdc.changes));
   return 0;
 }
