@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
       {"nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server(s), comma-separated"},
       {"id", "DBS_WRITER_ID", "writer-" + std::to_string(getpid()), "this writer's name"},
       {"batch", "DBS_WRITER_BATCH", "128", "bundles fetched and committed together"},
+      {"ack-wait-ms", "DBS_WRITER_ACK_WAIT_MS", "30000",
+       "how long a fetched message may stay unacknowledged before another writer gets it"},
       {"log-level", "DBS_LOG_LEVEL", "info", "trace, debug, info, warn or error"},
       {"help", "", "false", "show this help", true},
   };
@@ -60,6 +62,12 @@ int main(int argc, char** argv) {
   dbs::WriterOptions wo;
   wo.writer_id = cfg->GetString("id");
   wo.fetch_batch = static_cast<int>(*batch);
+  auto ack_wait = cfg->GetInt("ack-wait-ms", 1000, 3'600'000);
+  if (!ack_wait.ok()) {
+    std::fprintf(stderr, "stream-writer: %s\n", ack_wait.status().ToString().c_str());
+    return 2;
+  }
+  wo.ack_wait = std::chrono::milliseconds(*ack_wait);
   dbs::LoadWriter writer(*stream, nats->get(), wo);
   std::thread stopper([&] {
     int sig;
