@@ -8,6 +8,15 @@
 //   dbs.<stream>.ctl.done       JSON: the reader finished; rows and bundles per table
 //   dbs.<stream>.ctl.status     JSON: {"state": "complete"|"failed", "error": ...}
 //   dbs.<stream>.progress       JSON progress samples (core NATS, not persisted)
+//
+// Services (core NATS, docs/api.md):
+//   dbs.control.reader          start requests, queue group "readers" (one reader per run)
+//   dbs.control.writer          start requests to every writer service
+//   dbs.control.run             stop/pause/resume requests to every service
+//   dbs.heartbeat.<service-id>  service heartbeats (every ~2 s)
+//   dbs.logs.<service-id>       structured JSON log lines
+//   dbs.runs.<run-id>.state     task state changes (running, completed, failed, stopped)
+// Stream names "control", "heartbeat", "logs" and "runs" are reserved.
 #pragma once
 
 #include <string>
@@ -36,6 +45,19 @@ inline std::string SubjectStatus(const std::string& stream) {
 }
 inline std::string SubjectProgress(const std::string& stream) {
   return "dbs." + stream + ".progress";
+}
+inline std::string SubjectControl(const std::string& kind) { return "dbs.control." + kind; }
+inline std::string SubjectHeartbeat(const std::string& service) {
+  return "dbs.heartbeat." + service;
+}
+inline constexpr const char* kSubjectHeartbeatAll = "dbs.heartbeat.>";
+inline std::string SubjectLogs(const std::string& service) { return "dbs.logs." + service; }
+inline constexpr const char* kSubjectLogsAll = "dbs.logs.>";
+inline std::string SubjectRunState(const std::string& run) { return "dbs.runs." + run + ".state"; }
+inline constexpr const char* kSubjectRunStateAll = "dbs.runs.*.state";
+inline constexpr const char* kSubjectProgressAll = "dbs.*.progress";
+inline bool IsReservedStreamName(const std::string& name) {
+  return name == "control" || name == "heartbeat" || name == "logs" || name == "runs";
 }
 // The durable consumer that all writers of a stream share.
 inline std::string WritersDurable(const std::string& stream) { return "writers-" + stream; }
