@@ -11,14 +11,14 @@
 #include <string>
 #include <string_view>
 
+#include <unistd.h>
 #include "bus/embedded_nats.h"
+#include "common/api_host.h"
 #include "core/config.h"
 #include "core/logging.h"
 #include "run_command.h"
-#include "common/api_host.h"
 #include "service/nats_log_sink.h"
 #include "service/service_agent.h"
-#include <unistd.h>
 
 namespace {
 
@@ -147,13 +147,12 @@ int ApiKey(int argc, const char* const* argv) {
   if (*cfg->GetBool("help") || pos.empty() ||
       (pos[0] != "create" && pos[0] != "list" && pos[0] != "revoke") ||
       (pos[0] == "revoke" && pos.size() != 2)) {
-    std::fprintf(stderr,
-                 "usage: dbstreams apikey create [--name NAME] | list | revoke <id>\n%s",
+    std::fprintf(stderr, "usage: dbstreams apikey create [--name NAME] | list | revoke <id>\n%s",
                  dbs::Config::Usage(specs).c_str());
     return 2;
   }
-  auto store = dbs::store::ConfigStore::Open(cfg->GetString("config-backend"),
-                                             cfg->GetString("data-dir"));
+  auto store =
+      dbs::store::ConfigStore::Open(cfg->GetString("config-backend"), cfg->GetString("data-dir"));
   if (!store.ok()) return Fail(store.status());
   if (pos[0] == "create") {
     auto key = dbs::api::CreateApiKey(store->get(), cfg->GetString("name"));

@@ -14,8 +14,8 @@
 int main(int argc, char** argv) {
   const char* home = std::getenv("HOME");
   auto specs = dbs::apps::ApiFlags(std::string(home ? home : ".") + "/.local/share/dbstreams");
-  specs.insert(specs.begin(),
-               {"nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server(s), comma-separated"});
+  specs.insert(specs.begin(), {"nats-url", "NATS_URL", "nats://127.0.0.1:4222",
+                               "NATS server(s), comma-separated"});
   auto cfg = dbs::Config::Load(specs, argc, argv);
   if (!cfg.ok() || *cfg->GetBool("help")) {
     if (!cfg.ok()) std::fprintf(stderr, "stream-api: %s\n", cfg.status().ToString().c_str());

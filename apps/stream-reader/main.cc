@@ -8,20 +8,22 @@
 #include <thread>
 
 #include "bus/jetstream.h"
+#include "common/service_main.h"
 #include "config/stream_config.h"
 #include "core/config.h"
 #include "core/logging.h"
+#include "reader/load_reader.h"
 #include "service/nats_log_sink.h"
 #include "service/service_agent.h"
-#include "common/service_main.h"
-#include "reader/load_reader.h"
 
 int main(int argc, char** argv) {
   const std::vector<dbs::FlagSpec> specs = {
       {"nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server(s), comma-separated"},
       {"log-level", "DBS_LOG_LEVEL", "info", "trace, debug, info, warn or error"},
-      {"service", "DBS_SERVICE", "false", "run as a service: wait for control messages on NATS", true},
-      {"service-id", "DBS_SERVICE_ID", "", "service id in heartbeats (default: reader-<host>-<pid>)"},
+      {"service", "DBS_SERVICE", "false", "run as a service: wait for control messages on NATS",
+       true},
+      {"service-id", "DBS_SERVICE_ID", "",
+       "service id in heartbeats (default: reader-<host>-<pid>)"},
       {"help", "", "false", "show this help", true},
   };
   auto cfg = dbs::Config::Load(specs, argc, argv);
@@ -36,8 +38,10 @@ int main(int argc, char** argv) {
   }
   if (!cfg.ok() || *cfg->GetBool("help") || cfg->positional().size() != 1) {
     if (!cfg.ok()) std::fprintf(stderr, "stream-reader: %s\n", cfg.status().ToString().c_str());
-    std::fprintf(stderr, "usage: stream-reader [flags] <stream.json>\n       stream-reader --service [flags]\n%s",
-                 dbs::Config::Usage(specs).c_str());
+    std::fprintf(
+        stderr,
+        "usage: stream-reader [flags] <stream.json>\n       stream-reader --service [flags]\n%s",
+        dbs::Config::Usage(specs).c_str());
     return 2;
   }
   dbs::Logger::Global().SetService("stream-reader");

@@ -10,12 +10,12 @@
 #include <thread>
 
 #include "bus/jetstream.h"
+#include "common/service_main.h"
 #include "config/stream_config.h"
 #include "core/config.h"
 #include "core/logging.h"
 #include "service/nats_log_sink.h"
 #include "service/service_agent.h"
-#include "common/service_main.h"
 #include "writer/load_writer.h"
 
 int main(int argc, char** argv) {
@@ -24,8 +24,10 @@ int main(int argc, char** argv) {
       {"id", "DBS_WRITER_ID", "writer-" + std::to_string(getpid()), "this writer's name"},
       {"batch", "DBS_WRITER_BATCH", "128", "bundles fetched and committed together"},
       {"log-level", "DBS_LOG_LEVEL", "info", "trace, debug, info, warn or error"},
-      {"service", "DBS_SERVICE", "false", "run as a service: wait for control messages on NATS", true},
-      {"service-id", "DBS_SERVICE_ID", "", "service id in heartbeats (default: writer-<host>-<pid>)"},
+      {"service", "DBS_SERVICE", "false", "run as a service: wait for control messages on NATS",
+       true},
+      {"service-id", "DBS_SERVICE_ID", "",
+       "service id in heartbeats (default: writer-<host>-<pid>)"},
       {"help", "", "false", "show this help", true},
   };
   auto cfg = dbs::Config::Load(specs, argc, argv);
@@ -40,8 +42,10 @@ int main(int argc, char** argv) {
   }
   if (!cfg.ok() || *cfg->GetBool("help") || cfg->positional().size() != 1) {
     if (!cfg.ok()) std::fprintf(stderr, "stream-writer: %s\n", cfg.status().ToString().c_str());
-    std::fprintf(stderr, "usage: stream-writer [flags] <stream.json>\n       stream-writer --service [flags]\n%s",
-                 dbs::Config::Usage(specs).c_str());
+    std::fprintf(
+        stderr,
+        "usage: stream-writer [flags] <stream.json>\n       stream-writer --service [flags]\n%s",
+        dbs::Config::Usage(specs).c_str());
     return 2;
   }
   dbs::Logger::Global().SetService("stream-writer");

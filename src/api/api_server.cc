@@ -134,6 +134,33 @@ struct Route {
   std::function<void(Ctx&)> sse_handler;
 };
 
+// Describes why `text` is not JSON (position and reason), without exceptions.
+struct ErrorSax : nlohmann::json_sax<json> {
+  std::string message;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&,
+                   const nlohmann::detail::exception& ex) override {
+    message = ex.what();
+    return false;
+  }
+};
+std::string JsonError(const std::string& text) {
+  ErrorSax sax;
+  json::sax_parse(text, &sax, nlohmann::detail::input_format_t::json, true, false);
+  return sax.message.empty() ? "syntax error" : sax.message;
+}
+
 thread_local std::string t_route;
 thread_local std::chrono::steady_clock::time_point t_start;
 
@@ -264,12 +291,8 @@ struct ApiServer::Impl {
           } else {
             ctx.body = json::parse(req.body, nullptr, false);
             if (ctx.body.is_discarded()) {
-              try {
-                (void)json::parse(req.body);
-              } catch (const json::parse_error& e) {
-                return SendError(res, 400, "invalid_json",
-                                 std::string("the request body is not valid JSON: ") + e.what());
-              }
+              return SendError(res, 400, "invalid_json",
+                               "the request body is not valid JSON: " + JsonError(req.body));
             }
             if (!ctx.body.is_object()) {
               return SendError(res, 400, "invalid_json", "the request body must be a JSON object");
@@ -317,9 +340,8 @@ struct ApiServer::Impl {
         SendError(res, 405, "method_not_allowed", "method not allowed");
       }
     });
-    server->set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-      Record(req, res);
-    });
+    server->set_logger(
+        [this](const httplib::Request& req, const httplib::Response& res) { Record(req, res); });
   }
 
   // --- helpers used by routes
@@ -347,11 +369,13 @@ struct ApiServer::Impl {
       }
       auto rec = config->GetConnection(s["connection"].get<std::string>());
       if (!rec.ok()) {
-        return Status::InvalidArgument(std::string(side) + ".connection: " +
-                                       rec.status().message());
+        return Status::InvalidArgument(std::string(side) +
+                                       ".connection: " + rec.status().message());
       }
       std::string pw;
-      if (with_secrets) DBS_ASSIGN_OR_RETURN(pw, Password(*rec));
+      if (with_secrets) {
+        DBS_ASSIGN_OR_RETURN(pw, Password(*rec));
+      }
       resolved[side] = ConnectionJson(rec->spec, with_secrets ? &pw : nullptr);
     }
     auto parsed = ParseStreamConfig(resolved);
@@ -363,7 +387,10 @@ struct ApiServer::Impl {
     return resolved;
   }
   json StreamOut(const store::StreamRecord& r) {
-    json j = {{"id", r.id}, {"name", r.name}, {"config", r.config}, {"createdAt", r.created_at},
+    json j = {{"id", r.id},
+              {"name", r.name},
+              {"config", r.config},
+              {"createdAt", r.created_at},
               {"updatedAt", r.updated_at}};
     auto runs = config->ListRuns(r.id, 1);
     j["lastRun"] = runs.ok() && !runs->empty() ? RunRecordJson(runs->front()) : json(nullptr);
@@ -530,8 +557,8 @@ void ApiServer::Impl::RegisterRoutes() {
     DBS_ASSIGN_OR_RETURN(int offset, QueryInt(c.req, "offset", 0, 0, 1 << 30));
     DBS_ASSIGN_OR_RETURN(int limit, QueryInt(c.req, "limit", 50, 1, 500));
     int64_t total = 0;
-    DBS_ASSIGN_OR_RETURN(auto list,
-                         config->ListStreams(c.req.get_param_value("search"), offset, limit, &total));
+    DBS_ASSIGN_OR_RETURN(
+        auto list, config->ListStreams(c.req.get_param_value("search"), offset, limit, &total));
     json items = json::array();
     for (auto& r : list) items.push_back(StreamOut(r));
     return json{{"items", items}, {"total", total}, {"offset", offset}, {"limit", limit}};
@@ -611,9 +638,8 @@ void ApiServer::Impl::RegisterRoutes() {
   });
 
   // --- runs
-  Add("GET", v1 + "/runs/{id}", [this](Ctx& c) -> Result<json> {
-    return orch->RunStatus(c.params["id"]);
-  });
+  Add("GET", v1 + "/runs/{id}",
+      [this](Ctx& c) -> Result<json> { return orch->RunStatus(c.params["id"]); });
   Add("POST", v1 + "/runs/{id}/pause", [this](Ctx& c) -> Result<json> {
     DBS_RETURN_IF_ERROR(orch->PauseRun(c.params["id"]));
     return orch->RunStatus(c.params["id"]);
@@ -729,9 +755,8 @@ void ApiServer::Impl::RegisterRoutes() {
     }
     return json{{"items", items}};
   });
-  Add("GET", v1 + "/openapi.json", [](Ctx&) -> Result<json> {
-    return json::parse(OpenApiDocument());
-  });
+  Add("GET", v1 + "/openapi.json",
+      [](Ctx&) -> Result<json> { return json::parse(OpenApiDocument()); });
   Add("GET", "/metrics", [this](Ctx& c) -> Result<json> {
     c.res.set_content(Metrics(), "text/plain; version=0.0.4");
     return json(nullptr);
@@ -745,9 +770,8 @@ std::string ApiServer::Impl::Metrics() {
     out += "# HELP dbs_http_requests_total HTTP requests by method, route and status.\n";
     out += "# TYPE dbs_http_requests_total counter\n";
     for (const auto& [k, n] : requests) {
-      out += "dbs_http_requests_total{method=\"" + std::get<0>(k) + "\",route=\"" +
-             std::get<1>(k) + "\",status=\"" + std::to_string(std::get<2>(k)) + "\"} " +
-             std::to_string(n) + "\n";
+      out += "dbs_http_requests_total{method=\"" + std::get<0>(k) + "\",route=\"" + std::get<1>(k) +
+             "\",status=\"" + std::to_string(std::get<2>(k)) + "\"} " + std::to_string(n) + "\n";
     }
     out += "# HELP dbs_http_request_duration_seconds HTTP request latency.\n";
     out += "# TYPE dbs_http_request_duration_seconds histogram\n";
@@ -763,7 +787,9 @@ std::string ApiServer::Impl::Metrics() {
     out += "dbs_http_request_duration_seconds_count " + std::to_string(latency_count) + "\n";
   }
   auto c = orch->Snapshot();
-  out += "# HELP dbs_services_alive Services with a recent heartbeat.\n# TYPE dbs_services_alive gauge\n";
+  out +=
+      "# HELP dbs_services_alive Services with a recent heartbeat.\n# TYPE dbs_services_alive "
+      "gauge\n";
   out += "dbs_services_alive{kind=\"reader\"} " + std::to_string(c.readers_alive) + "\n";
   out += "dbs_services_alive{kind=\"writer\"} " + std::to_string(c.writers_alive) + "\n";
   out += "# HELP dbs_runs_active Active runs by state.\n# TYPE dbs_runs_active gauge\n";
@@ -771,7 +797,9 @@ std::string ApiServer::Impl::Metrics() {
     out += std::string("dbs_runs_active{state=\"") + s + "\"} " +
            std::to_string(c.runs_by_state.count(s) ? c.runs_by_state[s] : 0) + "\n";
   }
-  out += "# HELP dbs_active_rows_written Rows written by active runs.\n# TYPE dbs_active_rows_written gauge\n";
+  out +=
+      "# HELP dbs_active_rows_written Rows written by active runs.\n# TYPE dbs_active_rows_written "
+      "gauge\n";
   out += "dbs_active_rows_written " + std::to_string(c.rows_written) + "\n";
   out += "# HELP dbs_active_bytes Bytes published by active runs.\n# TYPE dbs_active_bytes gauge\n";
   out += "dbs_active_bytes " + std::to_string(c.bytes) + "\n";
@@ -842,10 +870,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptions& opti
   impl->server->set_keep_alive_max_count(1000);
   impl->RegisterRoutes();
   impl->Install();
-  int port = options.port == 0 ? impl->server->bind_to_any_port(options.host)
-                               : (impl->server->bind_to_port(options.host, options.port)
-                                      ? options.port
-                                      : -1);
+  int port = options.port == 0
+                 ? impl->server->bind_to_any_port(options.host)
+                 : (impl->server->bind_to_port(options.host, options.port) ? options.port : -1);
   if (port < 0) {
     return Status::Unavailable("cannot listen on " + options.host + ":" +
                                std::to_string(options.port) +

@@ -27,7 +27,7 @@ namespace dbs::api {
 
 struct ApiServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;  // 0: a free port
+  int port = 8080;            // 0: a free port
   std::string tls_cert_file;  // both set: HTTPS
   std::string tls_key_file;
   std::vector<std::string> cors_origins;  // allowed Origins; "*" allows any; empty: no CORS

@@ -35,14 +35,14 @@ Status Field(const std::string& field, const std::string& msg) {
 }  // namespace
 
 Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name) {
-  static const std::set<std::string> known = {"name",     "url",      "engine", "host", "port",
-                                              "user",     "password", "database", "ssl",
-                                              "params"};
+  static const std::set<std::string> known = {"name", "url",      "engine",   "host", "port",
+                                              "user", "password", "database", "ssl",  "params"};
   if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
   for (const auto& [k, v] : body.items()) {
     if (!known.count(k)) {
-      return Field(k, "is not a known field (name, url, engine, host, port, user, password, "
-                      "database, ssl, params)");
+      return Field(k,
+                   "is not a known field (name, url, engine, host, port, user, password, "
+                   "database, ssl, params)");
     }
     if (k == "port") {
       if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 65535) {
@@ -61,7 +61,8 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
   if (require_name) {
     if (!body.contains("name")) return Field("name", "is required");
     in.name = body["name"].get<std::string>();
-    if (in.name.empty() || in.name.size() > 128) return Field("name", "must be 1 to 128 characters");
+    if (in.name.empty() || in.name.size() > 128)
+      return Field("name", "must be 1 to 128 characters");
   }
   json cj = json::object();
   if (body.contains("url")) {
@@ -72,7 +73,8 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
     }
     cj["url"] = body["url"];
   } else {
-    if (!body.contains("engine")) return Field("engine", "is required (postgres or mysql) unless url is given");
+    if (!body.contains("engine"))
+      return Field("engine", "is required (postgres or mysql) unless url is given");
     if (!body.contains("host")) return Field("host", "is required unless url is given");
     std::string engine = body["engine"].get<std::string>();
     if (engine == "postgresql") engine = "postgres";
@@ -134,13 +136,15 @@ json ConnectionJson(const json& spec, const std::string* password) {
   std::string q;
   if (spec.contains("params") && spec["params"].is_object()) {
     for (const auto& [k, v] : spec["params"].items()) {
-      if (v.is_string()) q += (q.empty() ? "?" : "&") + PctEncode(k) + "=" + PctEncode(v.get<std::string>());
+      if (v.is_string())
+        q += (q.empty() ? "?" : "&") + PctEncode(k) + "=" + PctEncode(v.get<std::string>());
     }
   }
   json j = {{"url", url + q}};
   if (!spec.value("user", "").empty()) j["user"] = spec["user"];
   if (!spec.value("database", "").empty()) j["database"] = spec["database"];
-  if (spec.contains("ssl") && spec["ssl"].is_object() && !spec["ssl"].empty()) j["ssl"] = spec["ssl"];
+  if (spec.contains("ssl") && spec["ssl"].is_object() && !spec["ssl"].empty())
+    j["ssl"] = spec["ssl"];
   if (password != nullptr && !password->empty()) j["password"] = *password;
   return j;
 }
@@ -168,10 +172,13 @@ json TestConnection(const ConnectionConfig& c) {
   };
   if (c.engine == Engine::kPostgres) {
     auto conn = pg::Connect(c);
-    if (!conn.ok()) return {{"ok", false}, {"error", conn.status().ToString()}, {"latencyMs", ms()}};
+    if (!conn.ok())
+      return {{"ok", false}, {"error", conn.status().ToString()}, {"latencyMs", ms()}};
     auto r = pg::Exec(conn->get(), "SELECT version()", "testing the connection");
     if (!r.ok()) return {{"ok", false}, {"error", r.status().ToString()}, {"latencyMs", ms()}};
-    return {{"ok", true}, {"serverVersion", std::string(pg::Text(r->get(), 0, 0))}, {"latencyMs", ms()}};
+    return {{"ok", true},
+            {"serverVersion", std::string(pg::Text(r->get(), 0, 0))},
+            {"latencyMs", ms()}};
   }
   auto conn = mysql::MysqlConnection::Open(c, {});
   if (!conn.ok()) return {{"ok", false}, {"error", conn.status().ToString()}, {"latencyMs", ms()}};
@@ -190,7 +197,8 @@ Result<json> Browse(const ConnectionConfig& c, const std::string& kind, const st
                                             "SELECT datname FROM pg_database WHERE NOT "
                                             "datistemplate ORDER BY 1",
                                             "listing databases"));
-      for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(std::string(pg::Text(r.get(), i, 0)));
+      for (int i = 0; i < PQntuples(r.get()); ++i)
+        out.push_back(std::string(pg::Text(r.get(), i, 0)));
       return out;
     }
     if (kind == "schemas") {
@@ -199,16 +207,17 @@ Result<json> Browse(const ConnectionConfig& c, const std::string& kind, const st
                                             "LIKE 'pg\\_%' AND nspname <> 'information_schema' "
                                             "ORDER BY 1",
                                             "listing schemas"));
-      for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(std::string(pg::Text(r.get(), i, 0)));
+      for (int i = 0; i < PQntuples(r.get()); ++i)
+        out.push_back(std::string(pg::Text(r.get(), i, 0)));
       return out;
     }
     std::string sql =
         "SELECT table_schema, table_name FROM information_schema.tables WHERE table_type = $1 "
         "AND table_schema NOT IN ('pg_catalog', 'information_schema') AND ($2 = '' OR "
         "table_schema = $2) ORDER BY 1, 2";
-    DBS_ASSIGN_OR_RETURN(auto r, pg::ExecParams(conn.get(), sql,
-                                                {kind == "views" ? "VIEW" : "BASE TABLE", schema},
-                                                "listing " + kind));
+    DBS_ASSIGN_OR_RETURN(
+        auto r, pg::ExecParams(conn.get(), sql, {kind == "views" ? "VIEW" : "BASE TABLE", schema},
+                               "listing " + kind));
     for (int i = 0; i < PQntuples(r.get()); ++i) {
       out.push_back({{"schema", std::string(pg::Text(r.get(), i, 0))},
                      {"name", std::string(pg::Text(r.get(), i, 1))}});
@@ -228,8 +237,9 @@ Result<json> Browse(const ConnectionConfig& c, const std::string& kind, const st
     for (auto& r : rows) out.push_back(r[0].value_or(""));
     return out;
   }
-  std::string sql = std::string("SELECT table_schema, table_name FROM information_schema.tables "
-                                "WHERE table_type = ") +
+  std::string sql = std::string(
+                        "SELECT table_schema, table_name FROM information_schema.tables "
+                        "WHERE table_type = ") +
                     (kind == "views" ? "'VIEW'" : "'BASE TABLE'") + " AND table_schema NOT IN " +
                     sys;
   if (!schema.empty()) sql += " AND table_schema = " + conn->Literal(schema);
@@ -268,16 +278,17 @@ Result<uint64_t> CountRows(const ConnectionConfig& c, const std::string& schema,
   DBS_RETURN_IF_ERROR(CheckTable(c, schema, table));
   if (c.engine == Engine::kPostgres) {
     DBS_ASSIGN_OR_RETURN(auto conn, pg::Connect(c));
-    DBS_ASSIGN_OR_RETURN(auto r, pg::Exec(conn.get(),
-                                          "SELECT count(*) FROM " + pg::QualifiedName(schema, table),
-                                          "counting rows"));
+    DBS_ASSIGN_OR_RETURN(
+        auto r, pg::Exec(conn.get(), "SELECT count(*) FROM " + pg::QualifiedName(schema, table),
+                         "counting rows"));
     return static_cast<uint64_t>(pg::Int(r.get(), 0, 0));
   }
   mysql::ConnectOptions o;
   o.use_database = false;
   DBS_ASSIGN_OR_RETURN(auto conn, mysql::MysqlConnection::Open(c, o));
-  DBS_ASSIGN_OR_RETURN(auto rows, conn->Query("SELECT count(*) FROM " + mysql::QuoteQualified(schema, table),
-                                              "counting rows"));
+  DBS_ASSIGN_OR_RETURN(
+      auto rows,
+      conn->Query("SELECT count(*) FROM " + mysql::QuoteQualified(schema, table), "counting rows"));
   if (rows.empty() || rows[0].empty() || !rows[0][0]) return uint64_t{0};
   return static_cast<uint64_t>(std::stoull(*rows[0][0]));
 }

@@ -25,7 +25,8 @@ Result<ConnectionInput> ParseConnectionBody(const nlohmann::json& body, bool req
 // The stream-config form of a spec: {"url", "user", "database", "ssl"} plus "password" when
 // given. Never logged: it may carry the password.
 nlohmann::json ConnectionJson(const nlohmann::json& spec, const std::string* password);
-Result<ConnectionConfig> ConnectionFromSpec(const nlohmann::json& spec, const std::string& password);
+Result<ConnectionConfig> ConnectionFromSpec(const nlohmann::json& spec,
+                                            const std::string& password);
 // The API view of a record (never a password).
 nlohmann::json ConnectionOut(const store::ConnectionRecord& r);
 

@@ -37,8 +37,7 @@ void LogHub::Add(json record) {
   cv_.notify_all();
 }
 
-std::vector<json> LogHub::Wait(uint64_t after, std::chrono::milliseconds timeout,
-                               uint64_t* last) {
+std::vector<json> LogHub::Wait(uint64_t after, std::chrono::milliseconds timeout, uint64_t* last) {
   std::unique_lock<std::mutex> l(mu_);
   cv_.wait_for(l, timeout, [&] { return closed_ || seq_ > after; });
   std::vector<json> out;

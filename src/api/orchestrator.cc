@@ -40,9 +40,8 @@ Status Orchestrator::Start() {
                           [this](std::string_view, std::string_view d) { OnHeartbeat(d); }));
   DBS_RETURN_IF_ERROR(sub(bus::kSubjectRunStateAll,
                           [this](std::string_view, std::string_view d) { OnRunState(d); }));
-  DBS_RETURN_IF_ERROR(sub(bus::kSubjectProgressAll, [this](std::string_view s, std::string_view d) {
-    OnProgress(s, d);
-  }));
+  DBS_RETURN_IF_ERROR(sub(bus::kSubjectProgressAll,
+                          [this](std::string_view s, std::string_view d) { OnProgress(s, d); }));
   DBS_RETURN_IF_ERROR(sub(bus::kSubjectLogsAll, [this](std::string_view, std::string_view d) {
     json j = json::parse(d, nullptr, false);
     if (!j.is_discarded() && j.is_object()) logs_->Add(std::move(j));
@@ -65,7 +64,8 @@ void Orchestrator::Shutdown() {
 
 bool Orchestrator::AliveLocked(const std::string& service, int64_t now) const {
   auto it = services_.find(service);
-  return it != services_.end() && now - it->second.last_seen_ms <= options_.heartbeat_timeout.count();
+  return it != services_.end() &&
+         now - it->second.last_seen_ms <= options_.heartbeat_timeout.count();
 }
 
 void Orchestrator::OnHeartbeat(std::string_view data) {
@@ -140,7 +140,8 @@ void Orchestrator::OnProgress(std::string_view subject, std::string_view data) {
         live->tables[i].written += v.get<uint64_t>();
       }
     }
-    if (j.contains("lagMs") && j["lagMs"].is_number_integer()) live->lag_ms = j["lagMs"].get<int64_t>();
+    if (j.contains("lagMs") && j["lagMs"].is_number_integer())
+      live->lag_ms = j["lagMs"].get<int64_t>();
     uint64_t rows = 0;
     for (const Table& t : live->tables) rows += t.written;
     live->samples.push_back({NowMillis(), rows, live->bytes});
@@ -205,8 +206,7 @@ void Orchestrator::MonitorLoop() {
                            ? (now - services_[r.reader_service].last_seen_ms) / 1000
                            : -1;
         FinishLocked(live.get(), "failed",
-                     "reader service " + r.reader_service +
-                         " stopped sending heartbeats" +
+                     "reader service " + r.reader_service + " stopped sending heartbeats" +
                          (seen >= 0 ? " (last seen " + std::to_string(seen) + " s ago)" : "") +
                          ": it crashed or lost its NATS connection; start the run again");
         continue;
@@ -265,7 +265,8 @@ void Orchestrator::FinishLocked(Live* live, const std::string& state, const std:
   r.error = error;
   r.ended_at = NowMillis();
   uint64_t rows = 0;
-  for (const Table& t : live->tables) rows += std::max(t.written, state == "completed" ? t.read : 0);
+  for (const Table& t : live->tables)
+    rows += std::max(t.written, state == "completed" ? t.read : 0);
   r.rows = rows;
   r.bytes = live->bytes;
   Status s = store_->PutRun(r);
@@ -403,8 +404,8 @@ Status Orchestrator::PauseRun(const std::string& run_id) {
                                         ": only running runs can be paused");
     }
   }
-  DBS_ASSIGN_OR_RETURN(json r, Request(bus::SubjectControl("run"),
-                                       {{"op", "pause"}, {"run", run_id}}));
+  DBS_ASSIGN_OR_RETURN(json r,
+                       Request(bus::SubjectControl("run"), {{"op", "pause"}, {"run", run_id}}));
   if (!r.value("ok", false)) return Status::Unsupported(r.value("error", "pause failed"));
   return Status::Ok();
 }
@@ -420,8 +421,8 @@ Status Orchestrator::ResumeRun(const std::string& run_id) {
                                         ": only paused runs can be resumed");
     }
   }
-  DBS_ASSIGN_OR_RETURN(json r, Request(bus::SubjectControl("run"),
-                                       {{"op", "resume"}, {"run", run_id}}));
+  DBS_ASSIGN_OR_RETURN(json r,
+                       Request(bus::SubjectControl("run"), {{"op", "resume"}, {"run", run_id}}));
   if (!r.value("ok", false)) return Status::Unsupported(r.value("error", "resume failed"));
   return Status::Ok();
 }
@@ -455,10 +456,12 @@ json Orchestrator::LiveJsonLocked(const Live& live) const {
     }
   }
   for (const Table& t : live.tables) {
-    json x = {{"name", t.name}, {"estimatedRows", t.estimate}, {"rowsRead", t.read},
+    json x = {{"name", t.name},
+              {"estimatedRows", t.estimate},
+              {"rowsRead", t.read},
               {"rowsWritten", t.written}};
     x["progress"] = t.estimate > 0 ? json(std::min(100.0, 100.0 * static_cast<double>(t.written) /
-                                                             static_cast<double>(t.estimate)))
+                                                              static_cast<double>(t.estimate)))
                                    : json(nullptr);
     rows += t.written;
     est += t.estimate;
@@ -469,9 +472,9 @@ json Orchestrator::LiveJsonLocked(const Live& live) const {
   j["tables"] = std::move(tables);
   j["rowsPerSecond"] = rate_rows;
   j["bytesPerSecond"] = rate_bytes;
-  j["progress"] = est > 0 ? json(std::min(100.0, 100.0 * static_cast<double>(rows) /
-                                                     static_cast<double>(est)))
-                          : json(nullptr);
+  j["progress"] =
+      est > 0 ? json(std::min(100.0, 100.0 * static_cast<double>(rows) / static_cast<double>(est)))
+              : json(nullptr);
   j["cdcLagMs"] = live.lag_ms >= 0 ? json(live.lag_ms) : json(nullptr);
   j["writerServices"] = live.writers;
   return j;

@@ -19,7 +19,8 @@ void NatsLogSink::Write(const LogRecord& record) {
   j["serviceId"] = service_id_;
   j["kind"] = kind_;
   // Records come from every thread; PublishCore never logs (no recursion into the Logger).
-  (void)nats_->PublishCore(subject_, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  (void)nats_->PublishCore(subject_,
+                           j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace dbs::service

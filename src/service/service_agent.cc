@@ -92,7 +92,7 @@ struct ServiceAgent::Impl {
 
   void PublishState(const std::string& run, const std::string& stream, const std::string& state,
                     const std::string& error) {
-    json j = {{"run", run},          {"stream", stream}, {"service", options.id},
+    json j = {{"run", run},           {"stream", stream}, {"service", options.id},
               {"kind", options.kind}, {"state", state},   {"ts", store::NowMillis()}};
     if (!error.empty()) j["error"] = error;
     (void)nats->PublishCore(bus::SubjectRunState(run), j.dump());
@@ -122,9 +122,8 @@ struct ServiceAgent::Impl {
       return Reply(msg, {{"ok", true}, {"service", options.id}, {"duplicate", true}});
     }
     Result<std::unique_ptr<StreamTask>> task =
-        options.kind == "reader"
-            ? MakeReaderTask(*parsed, run, nats)
-            : MakeWriterTask(*parsed, run, nats, options.id + "/" + run);
+        options.kind == "reader" ? MakeReaderTask(*parsed, run, nats)
+                                 : MakeWriterTask(*parsed, run, nats, options.id + "/" + run);
     if (!task.ok()) {
       PublishState(run, parsed->name, "failed", task.status().ToString());
       return Reply(msg, {{"ok", false}, {"error", task.status().ToString()}});
@@ -223,9 +222,14 @@ struct ServiceAgent::Impl {
         if (e->finished) continue;
         runs.push_back({{"run", id}, {"stream", e->stream}, {"state", e->state}});
       }
-      json hb = {{"kind", options.kind},   {"id", options.id},      {"host", host},
-                 {"pid", getpid()},        {"version", options.version},
-                 {"startedAt", started_at}, {"ts", store::NowMillis()}, {"runs", runs}};
+      json hb = {{"kind", options.kind},
+                 {"id", options.id},
+                 {"host", host},
+                 {"pid", getpid()},
+                 {"version", options.version},
+                 {"startedAt", started_at},
+                 {"ts", store::NowMillis()},
+                 {"runs", runs}};
       l.unlock();
       (void)nats->PublishCore(bus::SubjectHeartbeat(options.id), hb.dump());
       l.lock();
@@ -260,8 +264,8 @@ Result<std::unique_ptr<ServiceAgent>> ServiceAgent::Start(bus::NatsConnection* n
     natsSubscription* s = nullptr;
     natsStatus st = queue ? natsConnection_QueueSubscribe(&s, nats->raw(), subject.c_str(), queue,
                                                           &Impl::OnMsg, impl.get())
-                          : natsConnection_Subscribe(&s, nats->raw(), subject.c_str(),
-                                                     &Impl::OnMsg, impl.get());
+                          : natsConnection_Subscribe(&s, nats->raw(), subject.c_str(), &Impl::OnMsg,
+                                                     impl.get());
     if (st != NATS_OK) {
       return Status::Unavailable("subscribing to " + subject + ": " + natsStatus_GetText(st));
     }

@@ -74,7 +74,8 @@ Result<std::string> HexDecode(const std::string& hex, const std::string& what) {
 
 class FileSecretsStore : public SecretsStore {
  public:
-  FileSecretsStore(std::string path, std::string key) : path_(std::move(path)), key_(std::move(key)) {}
+  FileSecretsStore(std::string path, std::string key)
+      : path_(std::move(path)), key_(std::move(key)) {}
   ~FileSecretsStore() override {
     sodium_memzero(key_.data(), key_.size());
     for (auto& [k, v] : values_) sodium_memzero(v.data(), v.size());

@@ -1,8 +1,8 @@
 // The SQLite config store: one file (config.db) in the data folder, WAL mode, one connection
 // guarded by a mutex. Schema changes are numbered migrations applied in order at open time
 // (table schema_version holds the applied number).
-#include <sqlite3.h>
 #include <sodium.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -78,8 +78,8 @@ class Stmt {
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
   Stmt& Bind(const std::string& v) {
-    if (rc_ == SQLITE_OK) rc_ = sqlite3_bind_text(st_, ++n_, v.data(), static_cast<int>(v.size()),
-                                                  SQLITE_TRANSIENT);
+    if (rc_ == SQLITE_OK)
+      rc_ = sqlite3_bind_text(st_, ++n_, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
     return *this;
   }
   Stmt& Bind(int64_t v) {
@@ -310,8 +310,8 @@ class SqliteConfigStore : public ConfigStore {
     while (true) {
       DBS_ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
-      out.push_back({st.Text(0), static_cast<uint64_t>(st.Int(1)),
-                     static_cast<uint64_t>(st.Int(2))});
+      out.push_back(
+          {st.Text(0), static_cast<uint64_t>(st.Int(1)), static_cast<uint64_t>(st.Int(2))});
     }
     return out;
   }
@@ -342,7 +342,8 @@ class SqliteConfigStore : public ConfigStore {
     Stmt st(db_, "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at = 0");
     st.Bind(NowSeconds()).Bind(id);
     DBS_RETURN_IF_ERROR(st.Step().status());
-    if (st.changes() == 0) return Status::NotFound("API key " + id + " does not exist or was revoked");
+    if (st.changes() == 0)
+      return Status::NotFound("API key " + id + " does not exist or was revoked");
     return Status::Ok();
   }
   Result<ApiKeyRecord> FindApiKey(const std::string& hash) override {
@@ -373,7 +374,8 @@ class SqliteConfigStore : public ConfigStore {
     return Status::Ok();
   }
   Status Migrate(const std::string& path) {
-    DBS_RETURN_IF_ERROR(ExecScript("CREATE TABLE IF NOT EXISTS schema_version (v INTEGER NOT NULL)"));
+    DBS_RETURN_IF_ERROR(
+        ExecScript("CREATE TABLE IF NOT EXISTS schema_version (v INTEGER NOT NULL)"));
     int64_t v = 0;
     {
       Stmt st(db_, "SELECT max(v) FROM schema_version");
@@ -381,9 +383,9 @@ class SqliteConfigStore : public ConfigStore {
       if (row) v = st.Int(0);
     }
     if (v > kSchemaVersion) {
-      return Status::FailedPrecondition(
-          "config store " + path + " has schema version " + std::to_string(v) +
-          ", newer than this build's " + std::to_string(kSchemaVersion) + ": upgrade dbstreams");
+      return Status::FailedPrecondition("config store " + path + " has schema version " +
+                                        std::to_string(v) + ", newer than this build's " +
+                                        std::to_string(kSchemaVersion) + ": upgrade dbstreams");
     }
     for (int64_t i = v; i < kSchemaVersion; ++i) {
       DBS_RETURN_IF_ERROR(ExecScript(std::string("BEGIN IMMEDIATE;") + kMigrations[i] +
@@ -397,7 +399,8 @@ class SqliteConfigStore : public ConfigStore {
     Stmt st(db_, sql);
     st.Bind(id);
     DBS_RETURN_IF_ERROR(st.Step().status());
-    if (st.changes() == 0) return Status::NotFound(std::string(what) + " " + id + " does not exist");
+    if (st.changes() == 0)
+      return Status::NotFound(std::string(what) + " " + id + " does not exist");
     return Status::Ok();
   }
   static ConnectionRecord ConnRow(Stmt& st) {
