@@ -868,6 +868,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptions& opti
   impl->server->set_read_timeout(10, 0);
   impl->server->set_write_timeout(10, 0);
   impl->server->set_keep_alive_max_count(1000);
+  impl->server->set_tcp_nodelay(true);  // no 40 ms Nagle + delayed-ACK stalls
   impl->RegisterRoutes();
   impl->Install();
   int port = options.port == 0
