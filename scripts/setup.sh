@@ -14,7 +14,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates curl
   clang-14 libclang-rt-14-dev clang-format
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
-  libzstd-dev liblz4-dev libxxhash-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev
+  libzstd-dev liblz4-dev libxxhash-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev libcpp-httplib-dev libsodium-dev
   libnats-dev nats-server
   mariadb-server mariadb-client libmariadb-dev
   postgresql postgresql-client libpq-dev

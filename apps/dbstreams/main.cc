@@ -1,6 +1,7 @@
 // dbstreams: the command-line entry point.
 //   dbstreams serve     the all-in-one platform on this machine (embedded nats-server, ...)
 //   dbstreams run       run one stream to completion (embedded NATS, reader and writers)
+//   dbstreams apikey    create|list|revoke API keys
 //   dbstreams verify    compare a stream's source and target by counts and checksums
 //   dbstreams version
 #include <signal.h>
@@ -10,10 +11,14 @@
 #include <string>
 #include <string_view>
 
+#include <unistd.h>
 #include "bus/embedded_nats.h"
+#include "common/api_host.h"
 #include "core/config.h"
 #include "core/logging.h"
 #include "run_command.h"
+#include "service/nats_log_sink.h"
+#include "service/service_agent.h"
 
 namespace {
 
@@ -26,6 +31,7 @@ int Usage() {
                "  serve     run the platform on this machine (embedded NATS JetStream)\n"
                "  run       run a stream (JSON file) to completion, with progress and checks\n"
                "  verify    compare a stream's source and target (counts and checksums)\n"
+               "  apikey    create, list or revoke API keys\n"
                "  version   print the version\n"
                "run 'dbstreams <command> --help' for a command's flags\n");
   return 2;
@@ -44,13 +50,11 @@ int Fail(const dbs::Status& s) {
   return 1;
 }
 
+// The all-in-one platform: embedded nats-server, API, a reader and a writer service.
 int Serve(int argc, const char* const* argv) {
-  const std::vector<dbs::FlagSpec> specs = {
-      {"data-dir", "DBS_DATA_DIR", DefaultDataDir(), "where NATS, config and secrets live"},
-      {"nats-port", "DBS_NATS_PORT", "4222", "port of the embedded nats-server (127.0.0.1)"},
-      {"log-level", "DBS_LOG_LEVEL", "info", "trace, debug, info, warn or error"},
-      {"help", "", "false", "show this help", true},
-  };
+  auto specs = dbs::apps::ApiFlags(DefaultDataDir());
+  specs.insert(specs.begin(), {"nats-port", "DBS_NATS_PORT", "4222",
+                               "port of the embedded nats-server (127.0.0.1; 0: a free port)"});
   auto cfg = dbs::Config::Load(specs, argc, argv);
   if (!cfg.ok()) return Fail(cfg.status());
   if (*cfg->GetBool("help")) {
@@ -62,6 +66,10 @@ int Serve(int argc, const char* const* argv) {
   dbs::Logger::Global().SetLevel(*level);
   auto port = cfg->GetInt("nats-port", 0, 65535);
   if (!port.ok()) return Fail(port.status());
+  auto stores = dbs::apps::OpenStores(*cfg);
+  if (!stores.ok()) return Fail(stores.status());
+  auto options = dbs::apps::ApiOptions(*cfg);
+  if (!options.ok()) return Fail(options.status());
 
   // Block the stop signals before any thread starts; wait for them below.
   sigset_t stop;
@@ -75,15 +83,95 @@ int Serve(int argc, const char* const* argv) {
   no.port = static_cast<int>(*port);
   auto nats = dbs::bus::EmbeddedNats::Start(no);
   if (!nats.ok()) return Fail(nats.status());
+  auto connect = [&](const char* name) {
+    dbs::bus::NatsOptions o;
+    o.url = (*nats)->url();
+    o.name = name;
+    o.request_timeout = std::chrono::seconds(30);
+    return dbs::bus::NatsConnection::Connect(o);
+  };
+  auto api_conn = connect("dbstreams-api");
+  if (!api_conn.ok()) return Fail(api_conn.status());
+  auto reader_conn = connect("dbstreams-reader");
+  if (!reader_conn.ok()) return Fail(reader_conn.status());
+  auto writer_conn = connect("dbstreams-writer");
+  if (!writer_conn.ok()) return Fail(writer_conn.status());
+  dbs::LogSink* sink = dbs::Logger::Global().AddSink(std::make_unique<dbs::service::NatsLogSink>(
+      api_conn->get(), "dbstreams-" + std::to_string(getpid()), "serve"));
+  dbs::service::AgentOptions ro, wo;
+  ro.kind = "reader";
+  wo.kind = "writer";
+  ro.version = wo.version = kVersion;
+  auto reader = dbs::service::ServiceAgent::Start(reader_conn->get(), ro);
+  if (!reader.ok()) return Fail(reader.status());
+  auto writer = dbs::service::ServiceAgent::Start(writer_conn->get(), wo);
+  if (!writer.ok()) return Fail(writer.status());
+  auto first = dbs::apps::FirstApiKey(stores->config.get());
+  if (!first.ok()) return Fail(first.status());
+  options->version = kVersion;
+  auto server = dbs::api::ApiServer::Start(*options, api_conn->get(), stores->config.get(),
+                                           stores->secrets.get());
+  if (!server.ok()) return Fail(server.status());
   std::printf(
-      "dbstreams %s is running\n  NATS JetStream: %s\n  data folder:    %s\n"
-      "press Ctrl-C to stop\n",
-      kVersion, (*nats)->url().c_str(), cfg->GetString("data-dir").c_str());
+      "dbstreams %s is running\n  API:            %s/api/v1\n  NATS JetStream: %s\n"
+      "  data folder:    %s\n",
+      kVersion, (*server)->url().c_str(), (*nats)->url().c_str(),
+      cfg->GetString("data-dir").c_str());
+  if (!first->empty()) {
+    std::printf("  first API key (shown once, keep it): %s\n", first->c_str());
+  }
+  std::printf("press Ctrl-C to stop\n");
   std::fflush(stdout);
   int sig = 0;
   sigwait(&stop, &sig);
   dbs::Log(dbs::LogLevel::kInfo, "serve", "stopping", {dbs::F("signal", sig)});
+  (*server)->Stop();
+  (*reader)->Shutdown();
+  (*writer)->Shutdown();
+  dbs::Logger::Global().RemoveSink(sink);
   (*nats)->Stop();
+  return 0;
+}
+
+// dbstreams apikey create|list|revoke: API keys in the config store (only hashes are kept).
+int ApiKey(int argc, const char* const* argv) {
+  std::vector<dbs::FlagSpec> specs = {
+      {"data-dir", "DBS_DATA_DIR", DefaultDataDir(), "where the config store lives"},
+      {"config-backend", "CONFIG_BACKEND", "sqlite", "config store backend (sqlite)"},
+      {"name", "", "cli", "what the key is for (create)"},
+      {"help", "", "false", "show this help", true},
+  };
+  auto cfg = dbs::Config::Load(specs, argc, argv);
+  if (!cfg.ok()) return Fail(cfg.status());
+  const auto& pos = cfg->positional();
+  if (*cfg->GetBool("help") || pos.empty() ||
+      (pos[0] != "create" && pos[0] != "list" && pos[0] != "revoke") ||
+      (pos[0] == "revoke" && pos.size() != 2)) {
+    std::fprintf(stderr, "usage: dbstreams apikey create [--name NAME] | list | revoke <id>\n%s",
+                 dbs::Config::Usage(specs).c_str());
+    return 2;
+  }
+  auto store =
+      dbs::store::ConfigStore::Open(cfg->GetString("config-backend"), cfg->GetString("data-dir"));
+  if (!store.ok()) return Fail(store.status());
+  if (pos[0] == "create") {
+    auto key = dbs::api::CreateApiKey(store->get(), cfg->GetString("name"));
+    if (!key.ok()) return Fail(key.status());
+    std::printf("%s\n", key->c_str());
+    return 0;
+  }
+  if (pos[0] == "revoke") {
+    dbs::Status s = (*store)->RevokeApiKey(pos[1]);
+    if (!s.ok()) return Fail(s);
+    std::printf("revoked %s\n", pos[1].c_str());
+    return 0;
+  }
+  auto keys = (*store)->ListApiKeys();
+  if (!keys.ok()) return Fail(keys.status());
+  for (const auto& k : *keys) {
+    std::printf("%s  %s...  %-8s  %s\n", k.id.c_str(), k.prefix.c_str(),
+                k.revoked_at ? "revoked" : "valid", k.name.c_str());
+  }
   return 0;
 }
 
@@ -97,6 +185,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "serve") return Serve(argc - 1, argv + 1);
+  if (cmd == "apikey") return ApiKey(argc - 1, argv + 1);
   if (cmd == "run") return dbs::cli::RunCommand(argc - 1, argv + 1, DefaultDataDir());
   if (cmd == "verify") return dbs::cli::VerifyCommand(argc - 1, argv + 1);
   return Usage();

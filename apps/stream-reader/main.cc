@@ -1,5 +1,6 @@
 // stream-reader: reads a stream's source and publishes it to NATS JetStream.
 //   stream-reader [--nats-url URL] <stream.json>
+//   stream-reader --service [--nats-url URL]   (a service agent: waits for control messages)
 // Mode load: reads the snapshot once and exits (0 when everything was published). Modes cdc and
 // load+cdc: then follows the source until SIGINT/SIGTERM, which drains (everything committed at
 // the source until then is published, then the writers finish); a second signal stops at once.
@@ -9,22 +10,40 @@
 #include <thread>
 
 #include "bus/jetstream.h"
+#include "common/service_main.h"
 #include "config/stream_config.h"
 #include "core/config.h"
 #include "core/logging.h"
 #include "reader/stream_reader.h"
+#include "service/nats_log_sink.h"
+#include "service/service_agent.h"
 
 int main(int argc, char** argv) {
   const std::vector<dbs::FlagSpec> specs = {
       {"nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server(s), comma-separated"},
       {"log-level", "DBS_LOG_LEVEL", "info", "trace, debug, info, warn or error"},
+      {"service", "DBS_SERVICE", "false", "run as a service: wait for control messages on NATS",
+       true},
+      {"service-id", "DBS_SERVICE_ID", "",
+       "service id in heartbeats (default: reader-<host>-<pid>)"},
       {"help", "", "false", "show this help", true},
   };
   auto cfg = dbs::Config::Load(specs, argc, argv);
+  const bool service_mode = cfg.ok() && cfg->GetBool("service").ok() && *cfg->GetBool("service");
+  if (cfg.ok() && service_mode && cfg->positional().empty()) {
+    dbs::Logger::Global().SetService("stream-reader");
+    if (auto l = dbs::LogLevelFromName(cfg->GetString("log-level")); l.ok()) {
+      dbs::Logger::Global().SetLevel(*l);
+    }
+    return dbs::apps::RunServiceMode("reader", cfg->GetString("nats-url"),
+                                     cfg->GetString("service-id"));
+  }
   if (!cfg.ok() || *cfg->GetBool("help") || cfg->positional().size() != 1) {
     if (!cfg.ok()) std::fprintf(stderr, "stream-reader: %s\n", cfg.status().ToString().c_str());
-    std::fprintf(stderr, "usage: stream-reader [flags] <stream.json>\n%s",
-                 dbs::Config::Usage(specs).c_str());
+    std::fprintf(
+        stderr,
+        "usage: stream-reader [flags] <stream.json>\n       stream-reader --service [flags]\n%s",
+        dbs::Config::Usage(specs).c_str());
     return 2;
   }
   dbs::Logger::Global().SetService("stream-reader");

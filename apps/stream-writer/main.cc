@@ -1,6 +1,7 @@
 // stream-writer: consumes a stream from NATS JetStream and writes it to the target, exactly
 // once. Any number of writers may consume the same stream.
 //   stream-writer [--nats-url URL] [--id NAME] <stream.json>
+//   stream-writer --service [--nats-url URL]   (a service agent: waits for control messages)
 // Exits 0 once the stream is complete (data, indexes and foreign keys written).
 #include <signal.h>
 #include <unistd.h>
@@ -9,9 +10,12 @@
 #include <thread>
 
 #include "bus/jetstream.h"
+#include "common/service_main.h"
 #include "config/stream_config.h"
 #include "core/config.h"
 #include "core/logging.h"
+#include "service/nats_log_sink.h"
+#include "service/service_agent.h"
 #include "writer/load_writer.h"
 
 int main(int argc, char** argv) {
@@ -22,13 +26,28 @@ int main(int argc, char** argv) {
       {"ack-wait-ms", "DBS_WRITER_ACK_WAIT_MS", "30000",
        "how long a fetched message may stay unacknowledged before another writer gets it"},
       {"log-level", "DBS_LOG_LEVEL", "info", "trace, debug, info, warn or error"},
+      {"service", "DBS_SERVICE", "false", "run as a service: wait for control messages on NATS",
+       true},
+      {"service-id", "DBS_SERVICE_ID", "",
+       "service id in heartbeats (default: writer-<host>-<pid>)"},
       {"help", "", "false", "show this help", true},
   };
   auto cfg = dbs::Config::Load(specs, argc, argv);
+  const bool service_mode = cfg.ok() && cfg->GetBool("service").ok() && *cfg->GetBool("service");
+  if (cfg.ok() && service_mode && cfg->positional().empty()) {
+    dbs::Logger::Global().SetService("stream-writer");
+    if (auto l = dbs::LogLevelFromName(cfg->GetString("log-level")); l.ok()) {
+      dbs::Logger::Global().SetLevel(*l);
+    }
+    return dbs::apps::RunServiceMode("writer", cfg->GetString("nats-url"),
+                                     cfg->GetString("service-id"));
+  }
   if (!cfg.ok() || *cfg->GetBool("help") || cfg->positional().size() != 1) {
     if (!cfg.ok()) std::fprintf(stderr, "stream-writer: %s\n", cfg.status().ToString().c_str());
-    std::fprintf(stderr, "usage: stream-writer [flags] <stream.json>\n%s",
-                 dbs::Config::Usage(specs).c_str());
+    std::fprintf(
+        stderr,
+        "usage: stream-writer [flags] <stream.json>\n       stream-writer --service [flags]\n%s",
+        dbs::Config::Usage(specs).c_str());
     return 2;
   }
   dbs::Logger::Global().SetService("stream-writer");

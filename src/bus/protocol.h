@@ -13,6 +13,15 @@
 //   dbs.<stream>.ctl.cdcdone    JSON: the change stream ended after message n / runs again
 //   dbs.feedback.<stream>       JSON {"partition", "seq", "position"}: a writer committed up
 //                               to there (core NATS; outside the stream's JetStream subjects)
+//
+// Services (core NATS, docs/api.md):
+//   dbs.control.reader          start requests, queue group "readers" (one reader per run)
+//   dbs.control.writer          start requests to every writer service
+//   dbs.control.run             stop/pause/resume requests to every service
+//   dbs.heartbeat.<service-id>  service heartbeats (every ~2 s)
+//   dbs.logs.<service-id>       structured JSON log lines
+//   dbs.runs.<run-id>.state     task state changes (running, completed, failed, stopped)
+// Stream names "control", "heartbeat", "logs", "runs" and "feedback" are reserved.
 #pragma once
 
 #include <string>
@@ -55,6 +64,20 @@ inline std::string SubjectFeedback(const std::string& stream) { return "dbs.feed
 // checkpoint, see sinks/sink.h ApplyChanges).
 inline std::string CdcDurable(const std::string& stream, int partition) {
   return "cdc-" + stream + "-" + std::to_string(partition);
+}
+inline std::string SubjectControl(const std::string& kind) { return "dbs.control." + kind; }
+inline std::string SubjectHeartbeat(const std::string& service) {
+  return "dbs.heartbeat." + service;
+}
+inline constexpr const char* kSubjectHeartbeatAll = "dbs.heartbeat.>";
+inline std::string SubjectLogs(const std::string& service) { return "dbs.logs." + service; }
+inline constexpr const char* kSubjectLogsAll = "dbs.logs.>";
+inline std::string SubjectRunState(const std::string& run) { return "dbs.runs." + run + ".state"; }
+inline constexpr const char* kSubjectRunStateAll = "dbs.runs.*.state";
+inline constexpr const char* kSubjectProgressAll = "dbs.*.progress";
+inline bool IsReservedStreamName(const std::string& name) {
+  return name == "control" || name == "heartbeat" || name == "logs" || name == "runs" ||
+         name == "feedback";
 }
 // The durable consumer that all writers of a stream share.
 inline std::string WritersDurable(const std::string& stream) { return "writers-" + stream; }

@@ -1,5 +1,7 @@
 #include "reader/stream_reader.h"
 
+#include <random>
+
 #include <nlohmann/json.hpp>
 
 #include "bus/protocol.h"
@@ -126,7 +128,8 @@ Result<StreamReaderResult> StreamReader::Run() {
   DBS_ASSIGN_OR_RETURN(result.cdc, cdc_->Run(tables, start));
   if (drain_.load() || config_.limits.events > 0 || config_.limits.elapsed.count() > 0) {
     // Finished on purpose (not stopped): tell the writers where the change stream ends.
-    json done = {{"done", true}};
+    std::random_device rd;
+    json done = {{"done", true}, {"nonce", std::to_string(rd()) + std::to_string(rd())}};
     auto last =
         nats_->GetLastMessage(bus::JetStreamName(config_.name), bus::SubjectCdc(config_.name, 0));
     uint64_t seq = 0;

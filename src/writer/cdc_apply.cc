@@ -72,6 +72,13 @@ Status LoadWriter::RunCdc(Sink* sink) {
   Log(LogLevel::kInfo, "writer", "applying changes",
       {F("stream", name), F("writer", options_.writer_id), F("after_message", applied)});
 
+  // An end marker already present when this writer starts belongs to an earlier run of the
+  // stream (a restarted CDC stream keeps its JetStream stream): only a new one ends this run.
+  std::string stale_nonce;
+  if (auto done = nats_->GetLastMessage(js, bus::SubjectCdcDone(name)); done.ok()) {
+    json d = json::parse(*done, nullptr, false);
+    if (d.is_object() && d.value("done", false)) stale_nonce = d.value("nonce", "");
+  }
   std::map<uint64_t, Held> held;
   uint64_t total_changes = 0;
   int backoff_ms = 100;
@@ -118,7 +125,7 @@ Status LoadWriter::RunCdc(Sink* sink) {
         auto done = nats_->GetLastMessage(js, bus::SubjectCdcDone(name));
         if (done.ok()) {
           json d = json::parse(*done, nullptr, false);
-          if (d.is_object() && d.value("done", false)) {
+          if (d.is_object() && d.value("done", false) && d.value("nonce", "") != stale_nonce) {
             DBS_ASSIGN_OR_RETURN(cp, sink->ReadCdcCheckpoint(kPartition));
             applied = std::max(applied, cp.seq);
             if (applied >= d.value("seq", uint64_t{0})) {

@@ -1,0 +1,67 @@
+// Shared set-up of the API for stream-api and `dbstreams serve`: flags, stores, API options.
+#pragma once
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "api/api_server.h"
+#include "core/config.h"
+#include "store/config_store.h"
+#include "store/secrets_store.h"
+
+namespace dbs::apps {
+
+inline std::vector<FlagSpec> ApiFlags(const std::string& default_data_dir) {
+  return {
+      {"data-dir", "DBS_DATA_DIR", default_data_dir, "where config, secrets (and NATS) live"},
+      {"host", "DBS_API_HOST", "127.0.0.1", "API listen address"},
+      {"port", "DBS_API_PORT", "8080", "API port (0: a free port)"},
+      {"tls-cert", "DBS_TLS_CERT", "", "HTTPS certificate file (with --tls-key)"},
+      {"tls-key", "DBS_TLS_KEY", "", "HTTPS private key file"},
+      {"cors-origins", "DBS_CORS_ORIGINS", "", "comma-separated allowed Origins, or *"},
+      {"config-backend", "CONFIG_BACKEND", "sqlite", "config store backend (sqlite)"},
+      {"secrets-backend", "SECRETS_BACKEND", "file", "secrets backend (file)"},
+      {"log-level", "DBS_LOG_LEVEL", "info", "trace, debug, info, warn or error"},
+      {"help", "", "false", "show this help", true},
+  };
+}
+
+struct Stores {
+  std::unique_ptr<store::ConfigStore> config;
+  std::unique_ptr<store::SecretsStore> secrets;
+};
+
+inline Result<Stores> OpenStores(const Config& cfg) {
+  Stores s;
+  const std::string dir = cfg.GetString("data-dir");
+  DBS_ASSIGN_OR_RETURN(s.config, store::ConfigStore::Open(cfg.GetString("config-backend"), dir));
+  std::string key = SystemEnv("DBS_MASTER_KEY").value_or("");
+  DBS_ASSIGN_OR_RETURN(s.secrets,
+                       store::SecretsStore::Open(cfg.GetString("secrets-backend"), dir, key));
+  return s;
+}
+
+inline Result<api::ApiServerOptions> ApiOptions(const Config& cfg) {
+  api::ApiServerOptions o;
+  o.host = cfg.GetString("host");
+  DBS_ASSIGN_OR_RETURN(int64_t port, cfg.GetInt("port", 0, 65535));
+  o.port = static_cast<int>(port);
+  o.tls_cert_file = cfg.GetString("tls-cert");
+  o.tls_key_file = cfg.GetString("tls-key");
+  std::stringstream ss(cfg.GetString("cors-origins"));
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (!item.empty()) o.cors_origins.push_back(item);
+  }
+  return o;
+}
+
+// Creates the first API key when there is none; returns it ("" when keys exist).
+inline Result<std::string> FirstApiKey(store::ConfigStore* config) {
+  DBS_ASSIGN_OR_RETURN(auto keys, config->ListApiKeys());
+  if (!keys.empty()) return std::string();
+  return api::CreateApiKey(config, "first key");
+}
+
+}  // namespace dbs::apps

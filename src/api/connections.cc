@@ -1,0 +1,296 @@
+#include "api/connections.h"
+
+#include <chrono>
+#include <set>
+
+#include "mysql/mysql_client.h"
+#include "postgres/pg_client.h"
+#include "sources/source.h"
+
+namespace dbs::api {
+
+using nlohmann::json;
+
+namespace {
+
+std::string PctEncode(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+Status Field(const std::string& field, const std::string& msg) {
+  return Status::InvalidArgument(field + " " + msg);
+}
+
+}  // namespace
+
+Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name) {
+  static const std::set<std::string> known = {"name", "url",      "engine",   "host", "port",
+                                              "user", "password", "database", "ssl",  "params"};
+  if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
+  for (const auto& [k, v] : body.items()) {
+    if (!known.count(k)) {
+      return Field(k,
+                   "is not a known field (name, url, engine, host, port, user, password, "
+                   "database, ssl, params)");
+    }
+    if (k == "port") {
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 65535) {
+        return Field("port", "must be an integer from 1 to 65535");
+      }
+    } else if (k == "ssl" || k == "params") {
+      if (!v.is_object()) return Field(k, "must be an object");
+      for (const auto& [pk, pv] : v.items()) {
+        if (!pv.is_string()) return Field(k + "." + pk, "must be a string");
+      }
+    } else if (!v.is_string()) {
+      return Field(k, "must be a string");
+    }
+  }
+  ConnectionInput in;
+  if (require_name) {
+    if (!body.contains("name")) return Field("name", "is required");
+    in.name = body["name"].get<std::string>();
+    if (in.name.empty() || in.name.size() > 128)
+      return Field("name", "must be 1 to 128 characters");
+  }
+  json cj = json::object();
+  if (body.contains("url")) {
+    for (const char* k : {"engine", "host", "port"}) {
+      if (body.contains(k)) {
+        return Field(k, "cannot be given with url: give either url or engine/host/port");
+      }
+    }
+    cj["url"] = body["url"];
+  } else {
+    if (!body.contains("engine"))
+      return Field("engine", "is required (postgres or mysql) unless url is given");
+    if (!body.contains("host")) return Field("host", "is required unless url is given");
+    std::string engine = body["engine"].get<std::string>();
+    if (engine == "postgresql") engine = "postgres";
+    if (engine == "mariadb") engine = "mysql";
+    if (engine != "postgres" && engine != "mysql") {
+      return Field("engine", "must be postgres or mysql (mariadb), not '" + engine + "'");
+    }
+    std::string host = body["host"].get<std::string>();
+    if (host.empty() || host.find_first_of("/@?#: ") != std::string::npos) {
+      return Field("host", "must be a host name or IPv4 address");
+    }
+    std::string url = engine + "://" + host;
+    if (body.contains("port")) url += ":" + std::to_string(body["port"].get<int>());
+    cj["url"] = url;
+  }
+  for (const char* k : {"user", "password", "database", "ssl"}) {
+    if (body.contains(k)) cj[k] = body[k];
+  }
+  if (body.contains("params") && !body["params"].empty()) {
+    std::string url = cj["url"].get<std::string>();
+    if (url.find('?') != std::string::npos) {
+      return Field("params", "cannot be combined with a url that has query parameters");
+    }
+    std::string q;
+    for (const auto& [k, v] : body["params"].items()) {
+      q += (q.empty() ? "?" : "&") + PctEncode(k) + "=" + PctEncode(v.get<std::string>());
+    }
+    // The URL needs a path before its query.
+    size_t scheme = url.find("://");
+    if (url.find('/', scheme + 3) == std::string::npos) url += "/";
+    cj["url"] = url + q;
+  }
+  auto cfg = ParseConnection(cj, "connection");
+  if (!cfg.ok()) {
+    // Never echo a URL back: it may hold a password.
+    std::string m = cfg.status().message();
+    return Status::InvalidArgument(m);
+  }
+  if (!cfg->password.empty()) in.password = cfg->password;
+  json spec = {{"engine", std::string(EngineName(cfg->engine))},
+               {"host", cfg->host},
+               {"port", cfg->EffectivePort()},
+               {"user", cfg->user},
+               {"database", cfg->database}};
+  json ssl = json::object();
+  if (!cfg->ssl.mode.empty()) ssl["mode"] = cfg->ssl.mode;
+  if (!cfg->ssl.ca.empty()) ssl["ca"] = cfg->ssl.ca;
+  if (!cfg->ssl.cert.empty()) ssl["cert"] = cfg->ssl.cert;
+  if (!cfg->ssl.key.empty()) ssl["key"] = cfg->ssl.key;
+  spec["ssl"] = ssl;
+  spec["params"] = cfg->params;
+  in.spec = std::move(spec);
+  return in;
+}
+
+json ConnectionJson(const json& spec, const std::string* password) {
+  std::string url = spec.value("engine", "postgres") + "://" + spec.value("host", "127.0.0.1") +
+                    ":" + std::to_string(spec.value("port", 0)) + "/";
+  std::string q;
+  if (spec.contains("params") && spec["params"].is_object()) {
+    for (const auto& [k, v] : spec["params"].items()) {
+      if (v.is_string())
+        q += (q.empty() ? "?" : "&") + PctEncode(k) + "=" + PctEncode(v.get<std::string>());
+    }
+  }
+  json j = {{"url", url + q}};
+  if (!spec.value("user", "").empty()) j["user"] = spec["user"];
+  if (!spec.value("database", "").empty()) j["database"] = spec["database"];
+  if (spec.contains("ssl") && spec["ssl"].is_object() && !spec["ssl"].empty())
+    j["ssl"] = spec["ssl"];
+  if (password != nullptr && !password->empty()) j["password"] = *password;
+  return j;
+}
+
+Result<ConnectionConfig> ConnectionFromSpec(const json& spec, const std::string& password) {
+  return ParseConnection(ConnectionJson(spec, &password), "connection");
+}
+
+json ConnectionOut(const store::ConnectionRecord& r) {
+  json j = r.spec;
+  j["id"] = r.id;
+  j["name"] = r.name;
+  j["hasPassword"] = !r.secret_ref.empty();
+  j["createdAt"] = r.created_at;
+  j["updatedAt"] = r.updated_at;
+  return j;
+}
+
+json TestConnection(const ConnectionConfig& c) {
+  auto start = std::chrono::steady_clock::now();
+  auto ms = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start)
+        .count();
+  };
+  if (c.engine == Engine::kPostgres) {
+    auto conn = pg::Connect(c);
+    if (!conn.ok())
+      return {{"ok", false}, {"error", conn.status().ToString()}, {"latencyMs", ms()}};
+    auto r = pg::Exec(conn->get(), "SELECT version()", "testing the connection");
+    if (!r.ok()) return {{"ok", false}, {"error", r.status().ToString()}, {"latencyMs", ms()}};
+    return {{"ok", true},
+            {"serverVersion", std::string(pg::Text(r->get(), 0, 0))},
+            {"latencyMs", ms()}};
+  }
+  auto conn = mysql::MysqlConnection::Open(c, {});
+  if (!conn.ok()) return {{"ok", false}, {"error", conn.status().ToString()}, {"latencyMs", ms()}};
+  auto rows = (*conn)->Query("SELECT version()", "testing the connection");
+  if (!rows.ok()) return {{"ok", false}, {"error", rows.status().ToString()}, {"latencyMs", ms()}};
+  std::string v = !rows->empty() && !(*rows)[0].empty() && (*rows)[0][0] ? *(*rows)[0][0] : "";
+  return {{"ok", true}, {"serverVersion", v}, {"latencyMs", ms()}};
+}
+
+Result<json> Browse(const ConnectionConfig& c, const std::string& kind, const std::string& schema) {
+  json out = json::array();
+  if (c.engine == Engine::kPostgres) {
+    DBS_ASSIGN_OR_RETURN(auto conn, pg::Connect(c));
+    if (kind == "databases") {
+      DBS_ASSIGN_OR_RETURN(auto r, pg::Exec(conn.get(),
+                                            "SELECT datname FROM pg_database WHERE NOT "
+                                            "datistemplate ORDER BY 1",
+                                            "listing databases"));
+      for (int i = 0; i < PQntuples(r.get()); ++i)
+        out.push_back(std::string(pg::Text(r.get(), i, 0)));
+      return out;
+    }
+    if (kind == "schemas") {
+      DBS_ASSIGN_OR_RETURN(auto r, pg::Exec(conn.get(),
+                                            "SELECT nspname FROM pg_namespace WHERE nspname NOT "
+                                            "LIKE 'pg\\_%' AND nspname <> 'information_schema' "
+                                            "ORDER BY 1",
+                                            "listing schemas"));
+      for (int i = 0; i < PQntuples(r.get()); ++i)
+        out.push_back(std::string(pg::Text(r.get(), i, 0)));
+      return out;
+    }
+    std::string sql =
+        "SELECT table_schema, table_name FROM information_schema.tables WHERE table_type = $1 "
+        "AND table_schema NOT IN ('pg_catalog', 'information_schema') AND ($2 = '' OR "
+        "table_schema = $2) ORDER BY 1, 2";
+    DBS_ASSIGN_OR_RETURN(
+        auto r, pg::ExecParams(conn.get(), sql, {kind == "views" ? "VIEW" : "BASE TABLE", schema},
+                               "listing " + kind));
+    for (int i = 0; i < PQntuples(r.get()); ++i) {
+      out.push_back({{"schema", std::string(pg::Text(r.get(), i, 0))},
+                     {"name", std::string(pg::Text(r.get(), i, 1))}});
+    }
+    return out;
+  }
+  mysql::ConnectOptions o;
+  o.use_database = false;
+  DBS_ASSIGN_OR_RETURN(auto conn, mysql::MysqlConnection::Open(c, o));
+  const char* sys = "('mysql', 'information_schema', 'performance_schema', 'sys')";
+  if (kind == "databases" || kind == "schemas") {
+    DBS_ASSIGN_OR_RETURN(auto rows, conn->Query(std::string("SELECT schema_name FROM "
+                                                            "information_schema.schemata WHERE "
+                                                            "schema_name NOT IN ") +
+                                                    sys + " ORDER BY 1",
+                                                "listing databases"));
+    for (auto& r : rows) out.push_back(r[0].value_or(""));
+    return out;
+  }
+  std::string sql = std::string(
+                        "SELECT table_schema, table_name FROM information_schema.tables "
+                        "WHERE table_type = ") +
+                    (kind == "views" ? "'VIEW'" : "'BASE TABLE'") + " AND table_schema NOT IN " +
+                    sys;
+  if (!schema.empty()) sql += " AND table_schema = " + conn->Literal(schema);
+  sql += " ORDER BY 1, 2";
+  DBS_ASSIGN_OR_RETURN(auto rows, conn->Query(sql, "listing " + kind));
+  for (auto& r : rows) out.push_back({{"schema", r[0].value_or("")}, {"name", r[1].value_or("")}});
+  return out;
+}
+
+namespace {
+// NotFound unless schema.table is a base table or view of the connection.
+Status CheckTable(const ConnectionConfig& c, const std::string& schema, const std::string& table) {
+  for (const char* kind : {"tables", "views"}) {
+    DBS_ASSIGN_OR_RETURN(json list, Browse(c, kind, schema));
+    for (const json& t : list) {
+      if (t.value("schema", "") == schema && t.value("name", "") == table) return Status::Ok();
+    }
+  }
+  return Status::NotFound("table " + schema + "." + table + " does not exist on this connection");
+}
+}  // namespace
+
+Result<json> DescribeTable(const ConnectionConfig& c, const std::string& schema,
+                           const std::string& table) {
+  DBS_RETURN_IF_ERROR(CheckTable(c, schema, table));
+  DBS_ASSIGN_OR_RETURN(auto source, Source::Open(c));
+  TableRef ref;
+  ref.schema = schema;
+  ref.name = table;
+  DBS_ASSIGN_OR_RETURN(TableSchema t, source->Describe(ref));
+  return ToJson(t);
+}
+
+Result<uint64_t> CountRows(const ConnectionConfig& c, const std::string& schema,
+                           const std::string& table) {
+  DBS_RETURN_IF_ERROR(CheckTable(c, schema, table));
+  if (c.engine == Engine::kPostgres) {
+    DBS_ASSIGN_OR_RETURN(auto conn, pg::Connect(c));
+    DBS_ASSIGN_OR_RETURN(
+        auto r, pg::Exec(conn.get(), "SELECT count(*) FROM " + pg::QualifiedName(schema, table),
+                         "counting rows"));
+    return static_cast<uint64_t>(pg::Int(r.get(), 0, 0));
+  }
+  mysql::ConnectOptions o;
+  o.use_database = false;
+  DBS_ASSIGN_OR_RETURN(auto conn, mysql::MysqlConnection::Open(c, o));
+  DBS_ASSIGN_OR_RETURN(
+      auto rows,
+      conn->Query("SELECT count(*) FROM " + mysql::QuoteQualified(schema, table), "counting rows"));
+  if (rows.empty() || rows[0].empty() || !rows[0][0]) return uint64_t{0};
+  return static_cast<uint64_t>(std::stoull(*rows[0][0]));
+}
+
+}  // namespace dbs::api

@@ -1,0 +1,45 @@
+// Connection records for the API: validation of request bodies, the stored (secret-free) spec,
+// and catalog browsing through the PostgreSQL and MySQL clients and the Source classes.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "config/connection.h"
+#include "core/result.h"
+#include "store/config_store.h"
+
+namespace dbs::api {
+
+struct ConnectionInput {
+  std::string name;
+  nlohmann::json spec;  // engine, host, port, user, database, ssl, params (no password)
+  std::optional<std::string> password;  // given in the body (or the URL)
+};
+
+// Validates a connection body (strict: unknown fields and wrong types are errors naming the
+// field). `require_name`: create/update need a name; the test route does not.
+Result<ConnectionInput> ParseConnectionBody(const nlohmann::json& body, bool require_name);
+// The stream-config form of a spec: {"url", "user", "database", "ssl"} plus "password" when
+// given. Never logged: it may carry the password.
+nlohmann::json ConnectionJson(const nlohmann::json& spec, const std::string* password);
+Result<ConnectionConfig> ConnectionFromSpec(const nlohmann::json& spec,
+                                            const std::string& password);
+// The API view of a record (never a password).
+nlohmann::json ConnectionOut(const store::ConnectionRecord& r);
+
+// Connects and runs a trivial query: {"ok", "latencyMs", "serverVersion"|"error"}.
+nlohmann::json TestConnection(const ConnectionConfig& c);
+// Catalog: kind is "databases", "schemas", "tables" or "views"; schema filters tables/views.
+Result<nlohmann::json> Browse(const ConnectionConfig& c, const std::string& kind,
+                              const std::string& schema);
+// Columns, keys, indexes, foreign keys of one table; NotFound when it does not exist.
+Result<nlohmann::json> DescribeTable(const ConnectionConfig& c, const std::string& schema,
+                                     const std::string& table);
+// Exact row count (identifiers quoted); NotFound when the table does not exist.
+Result<uint64_t> CountRows(const ConnectionConfig& c, const std::string& schema,
+                           const std::string& table);
+
+}  // namespace dbs::api

@@ -1,0 +1,545 @@
+#include "api/orchestrator.h"
+
+#include <nats/nats.h>
+
+#include <algorithm>
+
+#include "bus/protocol.h"
+#include "core/logging.h"
+
+namespace dbs::api {
+
+using nlohmann::json;
+using store::NowMillis;
+
+Orchestrator::Orchestrator(bus::NatsConnection* nats, store::ConfigStore* store, LogHub* logs,
+                           OrchestratorOptions options)
+    : nats_(nats), store_(store), logs_(logs), options_(options) {}
+
+Orchestrator::~Orchestrator() { Shutdown(); }
+
+Status Orchestrator::Start() {
+  started_ms_ = NowMillis();
+  // Runs left active by an earlier API process: keep following them; the monitor fails them
+  // when no live service holds them once the heartbeat timeout has passed.
+  DBS_ASSIGN_OR_RETURN(auto active, store_->ListActiveRuns());
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (auto& r : active) {
+      auto live = std::make_unique<Live>();
+      live->rec = r;
+      runs_[r.id] = std::move(live);
+    }
+  }
+  auto sub = [&](const std::string& subject, bus::Subscription::Handler h) -> Status {
+    DBS_ASSIGN_OR_RETURN(auto s, bus::Subscription::Create(nats_, subject, std::move(h)));
+    subs_.push_back(std::move(s));
+    return Status::Ok();
+  };
+  DBS_RETURN_IF_ERROR(sub(bus::kSubjectHeartbeatAll,
+                          [this](std::string_view, std::string_view d) { OnHeartbeat(d); }));
+  DBS_RETURN_IF_ERROR(sub(bus::kSubjectRunStateAll,
+                          [this](std::string_view, std::string_view d) { OnRunState(d); }));
+  DBS_RETURN_IF_ERROR(sub(bus::kSubjectProgressAll,
+                          [this](std::string_view s, std::string_view d) { OnProgress(s, d); }));
+  DBS_RETURN_IF_ERROR(sub(bus::kSubjectLogsAll, [this](std::string_view, std::string_view d) {
+    json j = json::parse(d, nullptr, false);
+    if (!j.is_discarded() && j.is_object()) logs_->Add(std::move(j));
+  }));
+  DBS_RETURN_IF_ERROR(nats_->Flush(std::chrono::seconds(5)));
+  monitor_ = std::thread([this] { MonitorLoop(); });
+  return Status::Ok();
+}
+
+void Orchestrator::Shutdown() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (monitor_.joinable()) monitor_.join();
+  subs_.clear();
+}
+
+bool Orchestrator::AliveLocked(const std::string& service, int64_t now) const {
+  auto it = services_.find(service);
+  return it != services_.end() &&
+         now - it->second.last_seen_ms <= options_.heartbeat_timeout.count();
+}
+
+void Orchestrator::OnHeartbeat(std::string_view data) {
+  json j = json::parse(data, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j["id"].is_string()) return;
+  std::lock_guard<std::mutex> l(mu_);
+  const std::string id = j["id"].get<std::string>();
+  if (j.contains("runs") && j["runs"].is_array() && j.value("kind", "") == "writer") {
+    for (const json& r : j["runs"]) {
+      if (!r.is_object()) continue;
+      auto it = runs_.find(r.value("run", ""));
+      if (it != runs_.end()) it->second->writers.insert(id);
+    }
+  }
+  services_[id] = {std::move(j), NowMillis()};
+}
+
+void Orchestrator::OnRunState(std::string_view data) {
+  json j = json::parse(data, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return;
+  const std::string run = j.value("run", ""), state = j.value("state", "");
+  const std::string kind = j.value("kind", ""), service = j.value("service", "");
+  const std::string error = j.value("error", "");
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = runs_.find(run);
+  if (it == runs_.end()) return;
+  Live* live = it->second.get();
+  if (kind == "writer" && !service.empty()) live->writers.insert(service);
+  if (state == "failed") {
+    FinishLocked(live, "failed", kind + " " + service + ": " + error);
+  } else if (state == "completed") {
+    if (kind == "reader") {
+      live->reader_done = true;
+    } else {
+      FinishLocked(live, "completed", "");
+    }
+  } else if (state == "stopped") {
+    if (live->rec.state == "stopping" || kind == "reader") FinishLocked(live, "stopped", "");
+  } else if (state == "paused" || state == "running") {
+    if (live->rec.state == "running" || live->rec.state == "paused") {
+      live->rec.state = state;
+      (void)store_->PutRun(live->rec);
+    }
+  }
+}
+
+void Orchestrator::OnProgress(std::string_view subject, std::string_view data) {
+  // dbs.<stream>.progress
+  std::string s(subject);
+  size_t a = s.find('.'), b = s.rfind('.');
+  if (a == std::string::npos || b <= a) return;
+  const std::string stream = s.substr(a + 1, b - a - 1);
+  json j = json::parse(data, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return;
+  std::lock_guard<std::mutex> l(mu_);
+  for (auto& [id, live] : runs_) {
+    if (live->rec.stream_name != stream || !live->rec.active()) continue;
+    const std::string kind = j.value("kind", "");
+    if (kind == "read" && j.contains("rows") && j["rows"].is_array()) {
+      for (size_t i = 0; i < j["rows"].size() && i < 100000; ++i) {
+        if (live->tables.size() <= i) live->tables.resize(i + 1);
+        if (j["rows"][i].is_number_unsigned()) live->tables[i].read = j["rows"][i].get<uint64_t>();
+      }
+      if (j.contains("bytes") && j["bytes"].is_number_unsigned()) {
+        live->bytes = j["bytes"].get<uint64_t>();
+      }
+    } else if (kind == "write" && j.contains("rows") && j["rows"].is_object()) {
+      for (const auto& [k, v] : j["rows"].items()) {
+        size_t i = static_cast<size_t>(std::atoi(k.c_str()));
+        if (i > 100000 || !v.is_number_unsigned()) continue;
+        if (live->tables.size() <= i) live->tables.resize(i + 1);
+        live->tables[i].written += v.get<uint64_t>();
+      }
+    }
+    if (j.contains("lagMs") && j["lagMs"].is_number_integer())
+      live->lag_ms = j["lagMs"].get<int64_t>();
+    uint64_t rows = 0;
+    for (const Table& t : live->tables) rows += t.written;
+    live->samples.push_back({NowMillis(), rows, live->bytes});
+    while (live->samples.size() > 2 && live->samples.back().ms - live->samples.front().ms > 5000) {
+      live->samples.pop_front();
+    }
+  }
+}
+
+void Orchestrator::LoadPlan(const std::string& run_id, const std::string& stream) {
+  const std::string js = bus::JetStreamName(stream);
+  auto plan = nats_->GetLastMessage(js, bus::SubjectPlan(stream));
+  if (!plan.ok()) return;
+  json p = json::parse(*plan, nullptr, false);
+  if (p.is_discarded() || !p.contains("tables") || !p["tables"].is_array()) return;
+  std::vector<Table> tables;
+  for (const json& t : p["tables"]) {
+    Table x;
+    x.name = t.value("name", "");
+    auto meta = nats_->GetLastMessage(js, bus::SubjectMeta(stream, t.value("index", 0)));
+    if (meta.ok()) {
+      json m = json::parse(*meta, nullptr, false);
+      if (!m.is_discarded() && m.contains("table") && m["table"].is_object()) {
+        x.estimate = m["table"].value("estimatedRows", uint64_t{0});
+      }
+    }
+    tables.push_back(std::move(x));
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = runs_.find(run_id);
+  if (it == runs_.end()) return;
+  Live* live = it->second.get();
+  if (live->tables.size() < tables.size()) live->tables.resize(tables.size());
+  for (size_t i = 0; i < tables.size(); ++i) {
+    live->tables[i].name = tables[i].name;
+    live->tables[i].estimate = tables[i].estimate;
+  }
+  live->plan_loaded = true;
+}
+
+void Orchestrator::MonitorLoop() {
+  std::unique_lock<std::mutex> l(mu_);
+  while (!stopping_) {
+    cv_.wait_for(l, std::chrono::milliseconds(500));
+    if (stopping_) break;
+    const int64_t now = NowMillis();
+    const int64_t timeout = options_.heartbeat_timeout.count();
+    std::vector<std::pair<std::string, std::string>> need_plan, need_status;
+    for (auto& [id, live] : runs_) {
+      store::RunRecord& r = live->rec;
+      if (!r.active()) continue;
+      if (r.state == "stopping") {
+        if (now - live->stop_requested_ms > options_.stop_timeout.count()) {
+          FinishLocked(live.get(), "stopped", "");
+        }
+        continue;
+      }
+      if (r.state == "starting") continue;
+      if (now - started_ms_ < timeout) continue;  // give services time to report after a restart
+      if (!r.reader_service.empty() && !live->reader_done && !AliveLocked(r.reader_service, now)) {
+        int64_t seen = services_.count(r.reader_service)
+                           ? (now - services_[r.reader_service].last_seen_ms) / 1000
+                           : -1;
+        FinishLocked(live.get(), "failed",
+                     "reader service " + r.reader_service + " stopped sending heartbeats" +
+                         (seen >= 0 ? " (last seen " + std::to_string(seen) + " s ago)" : "") +
+                         ": it crashed or lost its NATS connection; start the run again");
+        continue;
+      }
+      if (!live->writers.empty()) {
+        bool any = false;
+        std::string names;
+        for (const std::string& w : live->writers) {
+          any = any || AliveLocked(w, now);
+          names += (names.empty() ? "" : ", ") + w;
+        }
+        if (!any) {
+          FinishLocked(live.get(), "failed",
+                       "writer service(s) " + names +
+                           " stopped sending heartbeats: they crashed or lost their NATS "
+                           "connection; start the run again");
+          continue;
+        }
+      }
+      if (!live->plan_loaded) need_plan.emplace_back(id, r.stream_name);
+      if (now - live->last_status_check_ms > 1000) {
+        live->last_status_check_ms = now;
+        need_status.emplace_back(id, r.stream_name);
+      }
+    }
+    // Forget finished runs (their records are in the store).
+    for (auto it = runs_.begin(); it != runs_.end();) {
+      it = it->second->rec.active() ? std::next(it) : runs_.erase(it);
+    }
+    l.unlock();
+    for (auto& [id, stream] : need_plan) LoadPlan(id, stream);
+    // The durable stream status (written by the writers) backs up lost state events.
+    for (auto& [id, stream] : need_status) {
+      auto st = nats_->GetLastMessage(bus::JetStreamName(stream), bus::SubjectStatus(stream));
+      if (!st.ok()) continue;
+      json j = json::parse(*st, nullptr, false);
+      if (j.is_discarded() || !j.is_object()) continue;
+      std::lock_guard<std::mutex> g(mu_);
+      auto it = runs_.find(id);
+      if (it == runs_.end() || !it->second->rec.active() || it->second->rec.state == "stopping") {
+        continue;
+      }
+      if (j.value("state", "") == "complete") FinishLocked(it->second.get(), "completed", "");
+      if (j.value("state", "") == "failed") {
+        FinishLocked(it->second.get(), "failed", j.value("error", "the stream failed"));
+      }
+    }
+    l.lock();
+  }
+}
+
+void Orchestrator::FinishLocked(Live* live, const std::string& state, const std::string& error) {
+  store::RunRecord& r = live->rec;
+  if (!r.active()) return;
+  r.state = state;
+  r.error = error;
+  r.ended_at = NowMillis();
+  uint64_t rows = 0;
+  for (const Table& t : live->tables)
+    rows += std::max(t.written, state == "completed" ? t.read : 0);
+  r.rows = rows;
+  r.bytes = live->bytes;
+  Status s = store_->PutRun(r);
+  if (!s.ok()) Log(LogLevel::kError, "api", "cannot record the run", {F("error", s.ToString())});
+  (void)store_->AddUsage(store::TodayUtc(), r.bytes, 0);
+  Log(state == "failed" ? LogLevel::kError : LogLevel::kInfo, "api", "run " + state,
+      {F("stream", r.stream_name), F("run", r.id), F("rows", r.rows), F("error", error)});
+  cv_.notify_all();
+}
+
+Result<json> Orchestrator::Request(const std::string& subject, const json& body) {
+  natsMsg* reply = nullptr;
+  const std::string data = body.dump();
+  natsStatus s = natsConnection_Request(&reply, nats_->raw(), subject.c_str(), data.data(),
+                                        static_cast<int>(data.size()),
+                                        static_cast<int64_t>(options_.request_timeout.count()));
+  if (s != NATS_OK) {
+    if (s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS) {
+      return Status::Unavailable("no service answered on " + subject);
+    }
+    return Status::Unavailable("request on " + subject + " failed: " + natsStatus_GetText(s));
+  }
+  std::string text(natsMsg_GetData(reply), static_cast<size_t>(natsMsg_GetDataLength(reply)));
+  natsMsg_Destroy(reply);
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::Corruption("bad reply on " + subject);
+  return j;
+}
+
+Result<store::RunRecord> Orchestrator::StartRun(const store::StreamRecord& stream,
+                                                const json& config) {
+  const int64_t now = NowMillis();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (auto& [id, live] : runs_) {
+      if (live->rec.stream_id == stream.id && live->rec.active()) {
+        return Status::FailedPrecondition("stream " + stream.name + " already has run " + id +
+                                          " in state " + live->rec.state +
+                                          ": stop it before starting it again");
+      }
+    }
+    bool reader = false, writer = false;
+    for (auto& [id, svc] : services_) {
+      if (!AliveLocked(id, now)) continue;
+      reader = reader || svc.heartbeat.value("kind", "") == "reader";
+      writer = writer || svc.heartbeat.value("kind", "") == "writer";
+    }
+    if (!reader || !writer) {
+      return Status::Unavailable(std::string("no ") + (!reader ? "reader" : "writer") +
+                                 " service is running (no heartbeat in the last " +
+                                 std::to_string(options_.heartbeat_timeout.count() / 1000) +
+                                 " s): start one (stream-" + (!reader ? "reader" : "writer") +
+                                 " --service, or dbstreams serve)");
+    }
+  }
+  auto live = std::make_unique<Live>();
+  live->rec.id = store::NewId("r_");
+  live->rec.stream_id = stream.id;
+  live->rec.stream_name = stream.name;
+  live->rec.state = "starting";
+  live->rec.started_at = now;
+  DBS_RETURN_IF_ERROR(store_->PutRun(live->rec));
+  const std::string run_id = live->rec.id;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    runs_[run_id] = std::move(live);
+  }
+  auto fail = [&](const Status& s) -> Status {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = runs_.find(run_id);
+    if (it != runs_.end()) FinishLocked(it->second.get(), "failed", s.message());
+    return s;
+  };
+  // Mode load: a fresh JetStream stream, writers must not see the previous run's plan or
+  // status. CDC modes keep it: the reader resumes the change stream after the last published
+  // transaction instead of loading again (reader/stream_reader.h).
+  if (stream.config.value("mode", "load") == "load") {
+    Status del = nats_->DeleteStream(bus::JetStreamName(stream.name));
+    if (!del.ok() && del.code() != StatusCode::kNotFound) return fail(del);
+  }
+  json req = {{"op", "start"}, {"run", run_id}, {"config", config}};
+  auto r = Request(bus::SubjectControl("reader"), req);
+  if (!r.ok()) return fail(r.status().WithContext("starting the reader"));
+  if (!r->value("ok", false)) {
+    return fail(Status::FailedPrecondition("the reader refused the run: " + r->value("error", "")));
+  }
+  const std::string reader = r->value("service", "");
+  auto w = Request(bus::SubjectControl("writer"), req);
+  if (!w.ok()) return fail(w.status().WithContext("starting the writers"));
+  if (!w->value("ok", false)) {
+    return fail(Status::FailedPrecondition("a writer refused the run: " + w->value("error", "")));
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = runs_.find(run_id);
+  if (it == runs_.end()) return Status::Internal("run " + run_id + " vanished");
+  Live* lv = it->second.get();
+  lv->writers.insert(w->value("service", ""));
+  lv->rec.reader_service = reader;
+  if (lv->rec.state == "starting") lv->rec.state = "running";
+  DBS_RETURN_IF_ERROR(store_->PutRun(lv->rec));
+  Log(LogLevel::kInfo, "api", "run started",
+      {F("stream", stream.name), F("run", run_id), F("reader", reader)});
+  return lv->rec;
+}
+
+Status Orchestrator::StopRun(const std::string& run_id, bool force) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = runs_.find(run_id);
+    if (it == runs_.end() || !it->second->rec.active()) {
+      auto rec = store_->GetRun(run_id);
+      if (!rec.ok()) return rec.status();
+      return Status::FailedPrecondition("run " + run_id + " is " + rec->state +
+                                        ": only active runs can be stopped");
+    }
+    Live* live = it->second.get();
+    if (force) {
+      FinishLocked(live, "stopped", "");
+    } else {
+      live->rec.state = "stopping";
+      live->stop_requested_ms = NowMillis();
+      (void)store_->PutRun(live->rec);
+    }
+  }
+  json req = {{"op", "stop"}, {"run", run_id}, {"force", force}};
+  std::string data = req.dump();
+  DBS_RETURN_IF_ERROR(nats_->PublishCore(bus::SubjectControl("run"), data));
+  return nats_->Flush(std::chrono::seconds(2));
+}
+
+Status Orchestrator::PauseRun(const std::string& run_id) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = runs_.find(run_id);
+    if (it == runs_.end() || it->second->rec.state != "running") {
+      auto rec = store_->GetRun(run_id);
+      if (!rec.ok()) return rec.status();
+      return Status::FailedPrecondition("run " + run_id + " is " + rec->state +
+                                        ": only running runs can be paused");
+    }
+  }
+  DBS_ASSIGN_OR_RETURN(json r,
+                       Request(bus::SubjectControl("run"), {{"op", "pause"}, {"run", run_id}}));
+  if (!r.value("ok", false)) return Status::Unsupported(r.value("error", "pause failed"));
+  return Status::Ok();
+}
+
+Status Orchestrator::ResumeRun(const std::string& run_id) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = runs_.find(run_id);
+    if (it == runs_.end() || it->second->rec.state != "paused") {
+      auto rec = store_->GetRun(run_id);
+      if (!rec.ok()) return rec.status();
+      return Status::FailedPrecondition("run " + run_id + " is " + rec->state +
+                                        ": only paused runs can be resumed");
+    }
+  }
+  DBS_ASSIGN_OR_RETURN(json r,
+                       Request(bus::SubjectControl("run"), {{"op", "resume"}, {"run", run_id}}));
+  if (!r.value("ok", false)) return Status::Unsupported(r.value("error", "resume failed"));
+  return Status::Ok();
+}
+
+json RunRecordJson(const store::RunRecord& r) {
+  json j = {{"id", r.id},
+            {"streamId", r.stream_id},
+            {"stream", r.stream_name},
+            {"state", r.state},
+            {"startedAt", r.started_at},
+            {"endedAt", r.ended_at == 0 ? json(nullptr) : json(r.ended_at)},
+            {"rows", r.rows},
+            {"bytes", r.bytes},
+            {"readerService", r.reader_service}};
+  j["error"] = r.error.empty() ? json(nullptr) : json(r.error);
+  return j;
+}
+
+json Orchestrator::LiveJsonLocked(const Live& live) const {
+  json j = RunRecordJson(live.rec);
+  json tables = json::array();
+  uint64_t rows = 0, est = 0;
+  double rate_rows = 0, rate_bytes = 0;
+  if (live.samples.size() >= 2) {
+    const Sample& a = live.samples.front();
+    const Sample& b = live.samples.back();
+    double dt = static_cast<double>(b.ms - a.ms) / 1000.0;
+    if (dt > 0) {
+      rate_rows = static_cast<double>(b.rows - a.rows) / dt;
+      rate_bytes = static_cast<double>(b.bytes - a.bytes) / dt;
+    }
+  }
+  for (const Table& t : live.tables) {
+    json x = {{"name", t.name},
+              {"estimatedRows", t.estimate},
+              {"rowsRead", t.read},
+              {"rowsWritten", t.written}};
+    x["progress"] = t.estimate > 0 ? json(std::min(100.0, 100.0 * static_cast<double>(t.written) /
+                                                              static_cast<double>(t.estimate)))
+                                   : json(nullptr);
+    rows += t.written;
+    est += t.estimate;
+    tables.push_back(std::move(x));
+  }
+  j["rows"] = std::max<uint64_t>(rows, live.rec.rows);
+  j["bytes"] = std::max<uint64_t>(live.bytes, live.rec.bytes);
+  j["tables"] = std::move(tables);
+  j["rowsPerSecond"] = rate_rows;
+  j["bytesPerSecond"] = rate_bytes;
+  j["progress"] =
+      est > 0 ? json(std::min(100.0, 100.0 * static_cast<double>(rows) / static_cast<double>(est)))
+              : json(nullptr);
+  j["cdcLagMs"] = live.lag_ms >= 0 ? json(live.lag_ms) : json(nullptr);
+  j["writerServices"] = live.writers;
+  return j;
+}
+
+Result<json> Orchestrator::RunStatus(const std::string& run_id) {
+  json j;
+  std::string stream;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = runs_.find(run_id);
+    if (it != runs_.end()) {
+      j = LiveJsonLocked(*it->second);
+      stream = it->second->rec.stream_name;
+    }
+  }
+  if (j.is_null()) {
+    DBS_ASSIGN_OR_RETURN(store::RunRecord r, store_->GetRun(run_id));
+    j = RunRecordJson(r);
+    j["tables"] = json::array();
+    j["progress"] = r.state == "completed" ? json(100.0) : json(nullptr);
+    j["rowsPerSecond"] = 0;
+    j["bytesPerSecond"] = 0;
+    j["cdcLagMs"] = nullptr;
+    stream = r.stream_name;
+  }
+  LogFilter f;
+  f.stream = stream;
+  j["recentLogs"] = logs_->Recent(f, 50);
+  return j;
+}
+
+json Orchestrator::Services() {
+  std::lock_guard<std::mutex> l(mu_);
+  const int64_t now = NowMillis();
+  json out = json::array();
+  for (auto& [id, s] : services_) {
+    json j = s.heartbeat;
+    j["alive"] = AliveLocked(id, now);
+    j["lastSeenMs"] = now - s.last_seen_ms;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+Orchestrator::Counts Orchestrator::Snapshot() {
+  std::lock_guard<std::mutex> l(mu_);
+  Counts c;
+  const int64_t now = NowMillis();
+  for (auto& [id, s] : services_) {
+    if (!AliveLocked(id, now)) continue;
+    if (s.heartbeat.value("kind", "") == "reader") ++c.readers_alive;
+    if (s.heartbeat.value("kind", "") == "writer") ++c.writers_alive;
+  }
+  for (auto& [id, live] : runs_) {
+    if (!live->rec.active()) continue;
+    c.runs_by_state[live->rec.state]++;
+    for (const Table& t : live->tables) c.rows_written += t.written;
+    c.bytes += live->bytes;
+  }
+  return c;
+}
+
+}  // namespace dbs::api

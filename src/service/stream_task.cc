@@ -1,0 +1,98 @@
+#include "service/stream_task.h"
+
+#include "core/logging.h"
+#include "reader/stream_reader.h"
+#include "writer/load_writer.h"
+
+namespace dbs::service {
+
+namespace {
+
+Status PauseUnsupported(const StreamConfig& c) {
+  return Status::Unsupported("pause/resume is not supported for mode '" +
+                             std::string(StreamModeName(c.mode)) +
+                             "' yet: the load reader and writer have no pause point; stop the "
+                             "run and start it again instead");
+}
+
+class LoadReaderTask : public StreamTask {
+ public:
+  LoadReaderTask(const StreamConfig& config, std::string run_id, bus::NatsConnection* nats)
+      : config_(config), run_id_(std::move(run_id)), reader_(config_, nats) {}
+  Status Run() override {
+    auto stats = reader_.Run();
+    if (!stats.ok()) return stats.status();
+    uint64_t rows = 0;
+    for (uint64_t r : stats->load.rows) rows += r;
+    Log(LogLevel::kInfo, "reader", "stream published",
+        {F("stream", config_.name), F("run", run_id_), F("rows", rows),
+         F("bytes", stats->load.bytes), F("changes", stats->cdc.changes)});
+    return Status::Ok();
+  }
+  // CDC modes: a stop drains (everything committed at the source until now is published and
+  // applied); a forced stop ends at once. The change stream resumes on the next start.
+  void Stop(bool force) override {
+    if (config_.mode != StreamMode::kLoad && !force) {
+      reader_.RequestDrain();
+    } else {
+      reader_.Stop();
+    }
+  }
+  // CDC modes: pausing stops reading the source (the writers apply what was published).
+  Status Pause() override {
+    if (config_.mode == StreamMode::kLoad) return PauseUnsupported(config_);
+    reader_.Pause();
+    return Status::Ok();
+  }
+  Status Resume() override {
+    if (config_.mode == StreamMode::kLoad) return PauseUnsupported(config_);
+    reader_.Resume();
+    return Status::Ok();
+  }
+
+ private:
+  const StreamConfig config_;  // StreamReader keeps a reference to it
+  std::string run_id_;
+  StreamReader reader_;
+};
+
+class LoadWriterTask : public StreamTask {
+ public:
+  LoadWriterTask(const StreamConfig& config, bus::NatsConnection* nats, WriterOptions options)
+      : config_(config), writer_(config_, nats, std::move(options)) {}
+  Status Run() override { return writer_.Run(); }
+  // CDC modes: a stop lets the writer finish by itself once the reader's drain marker is
+  // applied; a forced stop ends at once.
+  void Stop(bool force) override {
+    if (config_.mode == StreamMode::kLoad || force) writer_.Stop();
+  }
+  // CDC modes: the reader pauses; the writer keeps applying what was already published.
+  Status Pause() override {
+    return config_.mode == StreamMode::kLoad ? PauseUnsupported(config_) : Status::Ok();
+  }
+  Status Resume() override {
+    return config_.mode == StreamMode::kLoad ? PauseUnsupported(config_) : Status::Ok();
+  }
+
+ private:
+  const StreamConfig config_;  // LoadWriter keeps a reference to it
+  LoadWriter writer_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<StreamTask>> MakeReaderTask(const StreamConfig& config, std::string run_id,
+                                                   bus::NatsConnection* nats) {
+  return std::unique_ptr<StreamTask>(new LoadReaderTask(config, std::move(run_id), nats));
+}
+
+Result<std::unique_ptr<StreamTask>> MakeWriterTask(const StreamConfig& config, std::string run_id,
+                                                   bus::NatsConnection* nats,
+                                                   std::string writer_id) {
+  WriterOptions o;
+  o.writer_id = std::move(writer_id);
+  (void)run_id;  // the load writer scopes its checkpoints by the reader's plan id
+  return std::unique_ptr<StreamTask>(new LoadWriterTask(config, nats, std::move(o)));
+}
+
+}  // namespace dbs::service

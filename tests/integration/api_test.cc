@@ -1,0 +1,557 @@
+// The REST API over real HTTP on loopback, with the fixture's NATS, MariaDB and PostgreSQL,
+// an in-process reader and writer service agent, the SQLite store and the secrets file.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "api/api_server.h"
+#include "bus/jetstream.h"
+#include "core/logging.h"
+#include "postgres/pg_client.h"
+#include "service/nats_log_sink.h"
+#include "service/service_agent.h"
+#include "store/config_store.h"
+#include "store/secrets_store.h"
+#include "support/servers.h"
+
+namespace dbs {
+namespace {
+
+using nlohmann::json;
+using testing::SharedServers;
+
+std::string Pct(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '_' || c == '-') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+// A password no fixture uses: searched for in files, responses and logs.
+const char kSecret[] = "S3cr3t-pw-Zq9!x";
+
+struct Env {
+  std::string dir;
+  std::unique_ptr<bus::NatsConnection> api_conn, reader_conn, writer_conn;
+  std::unique_ptr<store::ConfigStore> config;
+  std::unique_ptr<store::SecretsStore> secrets;
+  std::unique_ptr<service::ServiceAgent> reader, writer;
+  std::unique_ptr<api::ApiServer> server;
+  LogSink* sink = nullptr;
+  std::string key;
+  testing::PostgresServer* pg = nullptr;
+  testing::MariaDbServer* my = nullptr;
+  std::string nats_url;
+  std::mutex seen_mu;
+  std::string seen;  // every response body, for the secret search
+};
+Env* env = nullptr;
+
+class ApiTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    env = new Env();
+    auto nats = SharedServers::Nats();
+    ASSERT_TRUE(nats.ok()) << nats.status().ToString();
+    auto pg = SharedServers::Postgres();
+    ASSERT_TRUE(pg.ok()) << pg.status().ToString();
+    auto my = SharedServers::MariaDb();
+    ASSERT_TRUE(my.ok()) << my.status().ToString();
+    env->pg = *pg;
+    env->my = *my;
+    env->nats_url = (*nats)->url();
+    env->dir = "/tmp/dbstreams-test/api-" + std::to_string(getpid());
+    std::filesystem::create_directories(env->dir);
+    auto connect = [](const char* name) {
+      bus::NatsOptions o;
+      o.url = env->nats_url;
+      o.name = name;
+      o.request_timeout = std::chrono::seconds(30);
+      auto c = bus::NatsConnection::Connect(o);
+      EXPECT_TRUE(c.ok()) << c.status().ToString();
+      return c.ok() ? std::move(c).value() : nullptr;
+    };
+    env->api_conn = connect("api");
+    env->reader_conn = connect("reader");
+    env->writer_conn = connect("writer");
+    auto cs = store::ConfigStore::Open("sqlite", env->dir);
+    ASSERT_TRUE(cs.ok()) << cs.status().ToString();
+    env->config = std::move(cs).value();
+    auto ss = store::SecretsStore::Open("file", env->dir, "");
+    ASSERT_TRUE(ss.ok()) << ss.status().ToString();
+    env->secrets = std::move(ss).value();
+    env->sink = Logger::Global().AddSink(
+        std::make_unique<service::NatsLogSink>(env->api_conn.get(), "api-test", "test"));
+    service::AgentOptions ro, wo;
+    ro.kind = "reader";
+    wo.kind = "writer";
+    ro.id = "reader-inproc";
+    wo.id = "writer-inproc";
+    ro.heartbeat_interval = wo.heartbeat_interval = std::chrono::milliseconds(1000);
+    auto r = service::ServiceAgent::Start(env->reader_conn.get(), ro);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    env->reader = std::move(r).value();
+    auto w = service::ServiceAgent::Start(env->writer_conn.get(), wo);
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    env->writer = std::move(w).value();
+    auto key = api::CreateApiKey(env->config.get(), "test");
+    ASSERT_TRUE(key.ok());
+    env->key = *key;
+    api::ApiServerOptions ao;
+    ao.port = 0;
+    ao.cors_origins = {"http://ui.example"};
+    ao.orchestrator.heartbeat_timeout = std::chrono::milliseconds(5000);
+    auto s = api::ApiServer::Start(ao, env->api_conn.get(), env->config.get(), env->secrets.get());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    env->server = std::move(s).value();
+    // Wait until both services were seen.
+    for (int i = 0; i < 50; ++i) {
+      auto h = Get("/api/v1/health");
+      if (h.first == 200 && h.second["readers"] == 1 && h.second["writers"] == 1) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  static void TearDownTestSuite() {
+    if (env == nullptr) return;
+    if (env->server) env->server->Stop();
+    if (env->reader) env->reader->Shutdown();
+    if (env->writer) env->writer->Shutdown();
+    if (env->sink) Logger::Global().RemoveSink(env->sink);
+    std::error_code ec;
+    std::filesystem::remove_all(env->dir, ec);
+    delete env;
+    env = nullptr;
+  }
+
+  static httplib::Client Client() {
+    httplib::Client c("127.0.0.1", env->server->port());
+    c.set_read_timeout(60, 0);
+    return c;
+  }
+  static std::pair<int, json> Parse(const httplib::Result& r) {
+    if (!r) return {-1, json()};
+    {
+      std::lock_guard<std::mutex> l(env->seen_mu);
+      env->seen += r->body;
+    }
+    json j = r->body.empty() ? json() : json::parse(r->body, nullptr, false);
+    return {r->status, j};
+  }
+  static httplib::Headers Auth() { return {{"X-API-Key", env->key}}; }
+  static std::pair<int, json> Get(const std::string& path) {
+    auto c = Client();
+    return Parse(c.Get(path.c_str(), Auth()));
+  }
+  static std::pair<int, json> Send(const std::string& method, const std::string& path,
+                                   const std::string& body) {
+    auto c = Client();
+    if (method == "POST") return Parse(c.Post(path.c_str(), Auth(), body, "application/json"));
+    if (method == "PUT") return Parse(c.Put(path.c_str(), Auth(), body, "application/json"));
+    return Parse(c.Delete(path.c_str(), Auth()));
+  }
+  static std::pair<int, json> Post(const std::string& path, const json& body) {
+    return Send("POST", path, body.dump());
+  }
+
+  // Creates a PostgreSQL connection to `db` with the secret password set on a fresh role.
+  static std::string PgConnection(const std::string& name, const std::string& db) {
+    (void)env->pg->Exec("DO $$BEGIN CREATE ROLE apitest LOGIN SUPERUSER PASSWORD '" +
+                        std::string(kSecret) +
+                        "'; EXCEPTION WHEN duplicate_object THEN NULL; END$$");
+    auto r = Post("/api/v1/connections", {{"name", name},
+                                          {"engine", "postgres"},
+                                          {"host", "127.0.0.1"},
+                                          {"port", env->pg->port()},
+                                          {"user", "apitest"},
+                                          {"password", kSecret},
+                                          {"database", db}});
+    EXPECT_EQ(r.first, 201) << r.second.dump();
+    return r.second.value("id", "");
+  }
+  static std::string MyConnection(const std::string& name, const std::string& db) {
+    (void)env->my->Exec("CREATE USER IF NOT EXISTS 'apitest'@'%' IDENTIFIED BY '" +
+                        std::string(kSecret) + "'; GRANT ALL ON *.* TO 'apitest'@'%'");
+    auto r = Post("/api/v1/connections",
+                  {{"name", name},
+                   {"url", "mysql://apitest:" + std::string("S3cr3t-pw-Zq9%21x") +
+                               "@127.0.0.1:" + std::to_string(env->my->port()) + "/" + db}});
+    EXPECT_EQ(r.first, 201) << r.second.dump();
+    return r.second.value("id", "");
+  }
+  // Follows the run's progress SSE stream until its end event; returns the last state.
+  static std::string WatchProgress(const std::string& run, int* events) {
+    auto c = Client();
+    std::string buf, state;
+    *events = 0;
+    c.Get(("/api/v1/runs/" + run + "/progress").c_str(), Auth(), [&](const char* data, size_t n) {
+      buf.append(data, n);
+      size_t p;
+      while ((p = buf.find("\n\n")) != std::string::npos) {
+        std::string ev = buf.substr(0, p);
+        buf.erase(0, p + 2);
+        size_t d = ev.find("data: ");
+        if (d == std::string::npos) continue;
+        json j = json::parse(ev.substr(d + 6), nullptr, false);
+        if (ev.rfind("event: progress", 0) == 0) ++*events;
+        if (ev.rfind("event: end", 0) == 0) {
+          state = j.value("state", "");
+          return false;
+        }
+      }
+      return true;
+    });
+    return state;
+  }
+};
+
+TEST_F(ApiTest, RequiresApiKey) {
+  auto c = Client();
+  auto r = c.Get("/api/v1/version");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_NE(r->body.find("X-API-Key"), std::string::npos);
+  r = c.Get("/api/v1/connections", {{"X-API-Key", "dbs_wrong"}});
+  EXPECT_EQ(r->status, 401);
+  r = c.Get("/metrics");
+  EXPECT_EQ(r->status, 401);
+  // Revoked keys stop working (the cache holds a key for at most 5 s).
+  auto k = api::CreateApiKey(env->config.get(), "short-lived");
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(c.Get("/api/v1/version", {{"X-API-Key", *k}})->status, 200);
+  auto keys = env->config->ListApiKeys();
+  ASSERT_TRUE(keys.ok());
+  ASSERT_TRUE(env->config->RevokeApiKey(keys->back().id).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(5200));
+  EXPECT_EQ(c.Get("/api/v1/version", {{"X-API-Key", *k}})->status, 401);
+  // CORS preflight for the configured origin.
+  auto o = c.Options("/api/v1/streams", {{"Origin", "http://ui.example"}});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->status, 204);
+  EXPECT_EQ(o->get_header_value("Access-Control-Allow-Origin"), "http://ui.example");
+}
+
+TEST_F(ApiTest, OpenApiMatchesRoutes) {
+  json doc = json::parse(api::ApiServer::OpenApiDocument(), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["openapi"].get<std::string>().substr(0, 2), "3.");
+  std::set<std::string> routes, documented;
+  for (const auto& r : api::ApiServer::Routes()) routes.insert(r.method + " " + r.path);
+  for (const auto& [path, ops] : doc["paths"].items()) {
+    for (const auto& [m, op] : ops.items()) {
+      std::string up = m;
+      for (char& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      documented.insert(up + " " + path);
+    }
+  }
+  for (const auto& r : routes) EXPECT_TRUE(documented.count(r)) << r << " is not documented";
+  for (const auto& d : documented) EXPECT_TRUE(routes.count(d)) << d << " is not a route";
+  auto served = Get("/api/v1/openapi.json");
+  EXPECT_EQ(served.first, 200);
+  EXPECT_EQ(served.second, doc);
+}
+
+TEST_F(ApiTest, StrictBodies) {
+  auto r = Send("POST", "/api/v1/connections", "{\"name\": ");
+  EXPECT_EQ(r.first, 400);
+  EXPECT_EQ(r.second["error"]["code"], "invalid_json");
+  EXPECT_NE(r.second["error"]["message"].get<std::string>().find("not valid JSON"),
+            std::string::npos);
+  r = Send("POST", "/api/v1/connections", "[1,2]");
+  EXPECT_EQ(r.first, 400);
+  r = Post("/api/v1/connections", {{"name", "x"}, {"url", "postgres://h/db"}, {"colour", "red"}});
+  EXPECT_EQ(r.first, 400);
+  EXPECT_NE(r.second["error"]["message"].get<std::string>().find("colour is not a known field"),
+            std::string::npos);
+  r = Post("/api/v1/connections",
+           {{"name", "x"}, {"engine", "postgres"}, {"host", "h"}, {"port", "5432"}});
+  EXPECT_EQ(r.first, 400);
+  EXPECT_EQ(r.second["error"]["fields"][0]["field"], "port");
+  std::string big = "{\"name\": \"" + std::string(2 << 20, 'a') + "\"}";
+  r = Send("POST", "/api/v1/connections", big);
+  EXPECT_EQ(r.first, 413);
+  EXPECT_EQ(r.second["error"]["code"], "payload_too_large");
+  r = Get("/api/v1/connections/c_missing");
+  EXPECT_EQ(r.first, 404);
+  EXPECT_NE(r.second["error"]["message"].get<std::string>().find("c_missing"), std::string::npos);
+  r = Get("/api/v1/nothing");
+  EXPECT_EQ(r.first, 404);
+  r = Get("/api/v1/streams?limit=abc");
+  EXPECT_EQ(r.first, 400);
+}
+
+TEST_F(ApiTest, LoadEndToEnd) {
+  ASSERT_TRUE(env->my->Exec("DROP DATABASE IF EXISTS api_src; CREATE DATABASE api_src").ok());
+  ASSERT_TRUE(env->my
+                  ->Exec("CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(40), "
+                         "price DECIMAL(10,2), KEY by_name (name))",
+                         "api_src")
+                  .ok());
+  std::string ins = "INSERT INTO items VALUES ";
+  for (int i = 1; i <= 500; ++i) {
+    ins += (i > 1 ? "," : "") + ("(" + std::to_string(i) + ",'item " + std::to_string(i) + "'," +
+                                 std::to_string(i) + ".5)");
+  }
+  ASSERT_TRUE(env->my->Exec(ins, "api_src").ok());
+  ASSERT_TRUE(env->pg->CreateDatabase("api_dst").ok());
+
+  // Test an unsaved connection (wrong password, then right), then save both.
+  auto t = Post("/api/v1/connections/test", {{"engine", "mysql"},
+                                             {"host", "127.0.0.1"},
+                                             {"port", env->my->port()},
+                                             {"user", "root"},
+                                             {"password", "wrong-password"}});
+  EXPECT_EQ(t.first, 200);
+  EXPECT_EQ(t.second["ok"], false);
+  std::string src = MyConnection("maria-src", "api_src");
+  std::string dst = PgConnection("pg-dst", "api_dst");
+  ASSERT_FALSE(src.empty());
+  ASSERT_FALSE(dst.empty());
+  auto got = Get("/api/v1/connections/" + src);
+  EXPECT_EQ(got.first, 200);
+  EXPECT_EQ(got.second["hasPassword"], true);
+  EXPECT_FALSE(got.second.contains("password"));
+  auto ping = Post("/api/v1/connections/" + src + "/ping", json::object());
+  EXPECT_EQ(ping.second["ok"], true) << ping.second.dump();
+  auto dup = Post("/api/v1/connections", {{"name", "maria-src"}, {"url", "mysql://h/db"}});
+  EXPECT_EQ(dup.first, 409);
+  auto list = Get("/api/v1/connections?search=MARIA");
+  EXPECT_EQ(list.second["total"], 1);
+
+  // Browse.
+  auto dbs = Get("/api/v1/connections/" + src + "/databases");
+  EXPECT_NE(dbs.second["items"].dump().find("api_src"), std::string::npos);
+  auto tables = Get("/api/v1/connections/" + src + "/tables?schema=api_src");
+  EXPECT_EQ(tables.second["items"].size(), 1u);
+  auto meta = Get("/api/v1/connections/" + src + "/tables/api_src/items");
+  EXPECT_EQ(meta.first, 200) << meta.second.dump();
+  EXPECT_EQ(meta.second["columns"].size(), 3u);
+  auto count = Get("/api/v1/connections/" + src + "/tables/api_src/items/count");
+  EXPECT_EQ(count.second["rows"], 500);
+  // Injection attempts: names are checked against the catalog and quoted.
+  auto inj = Get("/api/v1/connections/" + src + "/tables/api_src/" +
+                 Pct("items`; DROP TABLE items; --") + "/count");
+  EXPECT_EQ(inj.first, 404);
+  inj = Get("/api/v1/connections/" + dst + "/tables/public/" +
+            Pct("x\"; DROP DATABASE api_dst; --") + "/count");
+  EXPECT_EQ(inj.first, 404);
+  auto still = env->my->Query("SELECT count(*) FROM items", "api_src");
+  ASSERT_TRUE(still.ok());
+  EXPECT_EQ((*still)[0][0].value_or(""), "500");
+
+  // Stream configs: validation with field errors, then a valid one.
+  json bad = {
+      {"name", "api-load"},  {"source", {{"connection", src}}},  {"target", {{"connection", dst}}},
+      {"tables", {"items"}}, {"writeMode", "truncate_and_load"}, {"readers", "two"}};
+  auto b = Post("/api/v1/streams", bad);
+  EXPECT_EQ(b.first, 400);
+  EXPECT_EQ(b.second["error"]["fields"][0]["field"], "readers") << b.second.dump();
+  bad["readers"] = 1;
+  bad["source"] = {{"connection", "c_nope"}};
+  b = Post("/api/v1/streams", bad);
+  EXPECT_EQ(b.first, 400);
+  bad["source"] = {{"connection", src}};
+  bad["name"] = "logs";
+  EXPECT_EQ(Post("/api/v1/streams", bad).first, 400);
+  bad["name"] = "api-load";
+  auto s = Post("/api/v1/streams", bad);
+  ASSERT_EQ(s.first, 201) << s.second.dump();
+  const std::string sid = s.second["id"];
+  EXPECT_EQ(Post("/api/v1/streams", bad).first, 409);
+  auto del = Send("DELETE", "/api/v1/connections/" + src, "");
+  EXPECT_EQ(del.first, 409);
+  auto page = Get("/api/v1/streams?search=api-&limit=1&offset=0");
+  EXPECT_EQ(page.second["items"].size(), 1u);
+
+  // Start, follow progress to completion, read history.
+  auto run = Post("/api/v1/streams/" + sid + "/start", json::object());
+  ASSERT_EQ(run.first, 202) << run.second.dump();
+  const std::string rid = run.second["id"];
+  auto again = Post("/api/v1/streams/" + sid + "/start", json::object());
+  EXPECT_TRUE(again.first == 409 || again.first == 202) << again.second.dump();
+  auto pause = Post("/api/v1/runs/" + rid + "/pause", json::object());
+  EXPECT_TRUE(pause.first == 501 || pause.first == 409) << pause.second.dump();
+  int events = 0;
+  std::string state = WatchProgress(rid, &events);
+  EXPECT_EQ(state, "completed");
+  EXPECT_GE(events, 1);
+  auto st = Get("/api/v1/runs/" + rid);
+  EXPECT_EQ(st.second["state"], "completed") << st.second.dump();
+  auto hist = Get("/api/v1/streams/" + sid + "/runs");
+  ASSERT_GE(hist.second["items"].size(), 1u);
+  EXPECT_EQ(hist.second["items"][0]["id"], rid);
+  auto rows = env->pg->Query("SELECT count(*) FROM api_src.items", "api_dst");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ((*rows)[0][0].value_or(""), "500");
+  // A finished run can be started again.
+  auto run2 = Post("/api/v1/streams/" + sid + "/start", json::object());
+  EXPECT_EQ(run2.first, 202) << run2.second.dump();
+  if (run2.first == 202) {
+    EXPECT_EQ(WatchProgress(run2.second["id"], &events), "completed")
+        << Get("/api/v1/runs/" + run2.second["id"].get<std::string>()).second.dump();
+  }
+  auto usage = Get("/api/v1/usage");
+  EXPECT_GE(usage.second["items"].size(), 1u);
+  auto metrics = Client().Get("/metrics", Auth());
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("dbs_http_requests_total"), std::string::npos);
+}
+
+TEST_F(ApiTest, LogStreamFilters) {
+  auto c = Client();
+  std::atomic<bool> got{false};
+  std::thread th([&] {
+    c.Get("/api/v1/logs/stream?level=warn&service=api-test", Auth(),
+          [&](const char* data, size_t n) {
+            std::string s(data, n);
+            if (s.find("sse-marker-warn") != std::string::npos) got = true;
+            EXPECT_EQ(s.find("sse-marker-info"), std::string::npos);
+            return !got.load();
+          });
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (int i = 0; i < 20 && !got.load(); ++i) {
+    Log(LogLevel::kInfo, "test", "sse-marker-info");
+    Log(LogLevel::kWarn, "test", "sse-marker-warn");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  th.join();
+  EXPECT_TRUE(got.load());
+}
+
+TEST_F(ApiTest, Burst) {
+  std::atomic<int> ok{0}, bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 20; ++t) {
+    threads.emplace_back([&] {
+      auto c = Client();
+      for (int i = 0; i < 25; ++i) {
+        auto r = c.Get("/api/v1/streams?limit=5", Auth());
+        (r && r->status == 200 ? ok : bad)++;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 500);
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(Get("/api/v1/health").first, 200);
+}
+
+TEST_F(ApiTest, SecretsNeverLeak) {
+  // Make sure at least one connection with the secret exists.
+  if (Get("/api/v1/connections?search=pg-dst").second["total"] == 0)
+    PgConnection("pg-dst", "postgres");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (const auto& e : std::filesystem::directory_iterator(env->dir)) {
+    std::ifstream f(e.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    EXPECT_EQ(ss.str().find(kSecret), std::string::npos) << e.path() << " holds the password";
+  }
+  {
+    std::lock_guard<std::mutex> l(env->seen_mu);
+    EXPECT_EQ(env->seen.find(kSecret), std::string::npos) << "a response held the password";
+    EXPECT_EQ(env->seen.find("S3cr3t-pw-Zq9%21x"), std::string::npos);
+  }
+  // Logs (as published on NATS and kept by the API).
+  auto c = Client();
+  std::string logs;
+  auto rs = Get("/api/v1/streams?search=api-load");
+  if (!rs.second["items"].empty() && !rs.second["items"][0]["lastRun"].is_null()) {
+    logs = Get("/api/v1/runs/" + rs.second["items"][0]["lastRun"]["id"].get<std::string>())
+               .second["recentLogs"]
+               .dump();
+    EXPECT_FALSE(logs.empty());
+  }
+  EXPECT_EQ(logs.find(kSecret), std::string::npos);
+}
+
+TEST_F(ApiTest, KilledReaderFailsTheRun) {
+  // A source table locked by this test: the reader blocks reading it until it is killed.
+  ASSERT_TRUE(env->pg->CreateDatabase("api_lock_src").ok());
+  ASSERT_TRUE(env->pg->CreateDatabase("api_lock_dst").ok());
+  ASSERT_TRUE(
+      env->pg->Exec("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)", "api_lock_src")
+          .ok());
+  std::string src = PgConnection("pg-lock-src", "api_lock_src");
+  std::string dst = PgConnection("pg-lock-dst", "api_lock_dst");
+  auto s = Post("/api/v1/streams", {{"name", "api-kill"},
+                                    {"source", {{"connection", src}}},
+                                    {"target", {{"connection", dst}}},
+                                    {"verify", false}});
+  ASSERT_EQ(s.first, 201) << s.second.dump();
+  ConnectionConfig lc;
+  lc.engine = Engine::kPostgres;
+  lc.port = env->pg->port();
+  lc.user = env->pg->user();
+  lc.password = env->pg->password();
+  lc.database = "api_lock_src";
+  auto lock = pg::Connect(lc);
+  ASSERT_TRUE(lock.ok()) << lock.status().ToString();
+  ASSERT_TRUE(
+      pg::Command(lock->get(), "BEGIN; LOCK TABLE t IN ACCESS EXCLUSIVE MODE", "lock").ok());
+
+  // Replace the in-process reader by a stream-reader --service child process.
+  env->reader->Shutdown();
+  pid_t child = fork();
+  if (child == 0) {
+    execl(DBS_READER_BIN, DBS_READER_BIN, "--service", "--service-id", "reader-child", "--nats-url",
+          env->nats_url.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ASSERT_GT(child, 0);
+  bool seen = false;
+  for (int i = 0; i < 100 && !seen; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    seen = Get("/api/v1/services").second.dump().find("reader-child") != std::string::npos;
+  }
+  ASSERT_TRUE(seen);
+  // The in-process reader is gone from the queue group; wait until its heartbeat expired so
+  // the child is the only live reader.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5500));
+  auto run =
+      Post("/api/v1/streams/" + s.second["id"].get<std::string>() + "/start", json::object());
+  ASSERT_EQ(run.first, 202) << run.second.dump();
+  EXPECT_EQ(run.second["readerService"], "reader-child");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  int events = 0;
+  const std::string rid = run.second["id"];
+  std::string state = WatchProgress(rid, &events);
+  EXPECT_EQ(state, "failed");
+  auto st = Get("/api/v1/runs/" + rid);
+  EXPECT_NE(st.second["error"].get<std::string>().find("reader service reader-child stopped "
+                                                       "sending heartbeats"),
+            std::string::npos)
+      << st.second.dump();
+  pg::RollbackQuietly(lock->get());
+  // The writer task of the failed run is stopped by a stop of the (finished) run? It is not
+  // active any more: stop returns 409.
+  EXPECT_EQ(Post("/api/v1/runs/" + rid + "/stop", json::object()).first, 409);
+  // Stop the orphaned writer task so the suite ends cleanly.
+  std::string stop = json({{"op", "stop"}, {"run", rid}, {"force", true}}).dump();
+  (void)env->api_conn->PublishCore("dbs.control.run", stop);
+}
+
+}  // namespace
+}  // namespace dbs
