@@ -177,7 +177,9 @@ bool CleanMoney(std::string_view s, std::string* out) {
 }
 
 // One scalar value of `type` from its text.
-Status ParseScalar(LogicalType type, bool bpchar, bool money, std::string_view s, Value* v) {
+Status ParseScalar(LogicalType type, const TextPlan& plan, std::string_view s, Value* v) {
+  const bool bpchar = plan.bpchar;
+  const bool money = plan.money;
   using L = LogicalType;
   switch (type) {
     case L::kBool:
@@ -242,6 +244,11 @@ Status ParseScalar(LogicalType type, bool bpchar, bool money, std::string_view s
     case L::kText:
       if (bpchar) {
         while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+      }
+      if (plan.inet && s.find('/') == std::string_view::npos) {
+        *v = Value::Bytes(
+            type, std::string(s) + (s.find(':') == std::string_view::npos ? "/32" : "/128"));
+        return Status::Ok();
       }
       *v = Value::Bytes(type, std::string(s));
       return Status::Ok();
@@ -446,7 +453,7 @@ Status ParseArray(const TextPlan& plan, std::string_view s, std::string* out) {
       out->push_back(0);
       continue;
     }
-    DBS_RETURN_IF_ERROR(ParseScalar(plan.element_type, plan.bpchar, plan.money, *e, &v));
+    DBS_RETURN_IF_ERROR(ParseScalar(plan.element_type, plan, *e, &v));
     out->push_back(1);
     if (fixed) {
       AppendFixedValue(v, out);
@@ -473,7 +480,7 @@ Status DecodeTextField(const TextPlan& plan, std::string_view text, ColumnVector
     return Status::Ok();
   }
   Value v;
-  DBS_RETURN_IF_ERROR(ParseScalar(plan.type, plan.bpchar, plan.money, text, &v));
+  DBS_RETURN_IF_ERROR(ParseScalar(plan.type, plan, text, &v));
   return col->Append(v);
 }
 
