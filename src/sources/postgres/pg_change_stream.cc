@@ -173,8 +173,10 @@ Status ReplicationError(PGconn* conn, const PGresult* res, const std::string& ct
   Status s = ErrorStatus(conn, res, ctx);
   const std::string_view state = SqlState(res);
   const std::string& msg = s.message();
-  if (state == "42704" || msg.find("does not exist") != std::string::npos) {
-    if (msg.find("replication slot") != std::string::npos) {
+  const char* primary_c = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
+  const std::string primary = primary_c ? primary_c : "";
+  if (state == "42704" || primary.find("does not exist") != std::string::npos) {
+    if (primary.find("replication slot") != std::string::npos) {
       return Status(StatusCode::kFailedPrecondition, Retry::kFail,
                     "replication slot " + names.slot +
                         " does not exist (it was dropped): the changes since the last "
@@ -182,7 +184,7 @@ Status ReplicationError(PGconn* conn, const PGresult* res, const std::string& ct
                         "load (" +
                         msg + ")");
     }
-    if (msg.find("publication") != std::string::npos) {
+    if (primary.find("publication") != std::string::npos) {
       return Status(StatusCode::kFailedPrecondition, Retry::kFail,
                     "publication " + names.publication +
                         " does not exist (it was dropped): recreate it (CREATE PUBLICATION " +
