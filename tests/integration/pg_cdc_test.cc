@@ -9,6 +9,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "config/connection.h"
 #include "core/bundle.h"
+#include "core/logging.h"
 #include "sources/change_stream.h"
 #include "sources/source.h"
 #include "support/servers.h"
@@ -55,6 +57,26 @@ std::string Cell(const Rows& rows, size_t row = 0, size_t col = 0) {
 
 using RowValues = std::vector<Value>;
 
+// Collects the messages of log records (to see which paths the stream took).
+class LogCapture : public LogSink {
+ public:
+  void Write(const LogRecord& r) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    messages_.push_back(r.message);
+  }
+  bool Contains(const std::string& text) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& m : messages_) {
+      if (m.find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> messages_;
+};
+
 RowValues RowOf(const Bundle& b, size_t r) {
   RowValues v;
   for (const ColumnVector& c : b.columns) v.push_back(c.Get(r));
@@ -72,6 +94,9 @@ class PgCdcTest : public ::testing::Test {
     name_ = name.substr(0, 40);
     db_ = "cdc_" + name_;
     ASSERT_OK(pg_->CreateDatabase(db_));
+    auto capture = std::make_unique<LogCapture>();
+    log_ = capture.get();
+    Logger::Global().AddSink(std::move(capture));
     options_.stream = "T_" + name_;  // default names: dbs_t_<name>, lower-cased
     slot_ = "dbs_t_" + name_;
   }
@@ -79,6 +104,7 @@ class PgCdcTest : public ::testing::Test {
   void TearDown() override {
     stream_.reset();
     source_.reset();
+    if (log_) Logger::Global().RemoveSink(log_);
     // The walsender may hold the slot for a moment after the stream closed.
     for (int i = 0; i < 50; ++i) {
       auto r =
@@ -194,6 +220,7 @@ class PgCdcTest : public ::testing::Test {
   }
 
   PostgresServer* pg_ = nullptr;
+  LogCapture* log_ = nullptr;
   std::string name_, db_, slot_;
   CdcOptions options_;
   std::unique_ptr<Source> source_;
@@ -319,6 +346,7 @@ TEST_F(PgCdcZooTest, ZooTextValues) {
   options_.tables = {TableRef{"public", "zoo"}};
   ASSERT_OK(source()->CheckCdc(options_));
   ASSERT_OK(Open());
+  EXPECT_TRUE(log_->Contains("text values"));
   Run("zoo");
 }
 
@@ -334,6 +362,7 @@ TEST_F(PgCdcZooTest, ZooBinaryValues) {
   options_.tables = {TableRef{"", "zoo_bin"}};
   ASSERT_OK(source()->CheckCdc(options_));
   ASSERT_OK(Open());
+  EXPECT_TRUE(log_->Contains("binary values"));
   Run("zoo_bin");
 }
 
@@ -465,6 +494,8 @@ TEST_F(PgCdcTest, StreamedTransactions) {
   }
   EXPECT_NE(streamed, "0") << "the server did not stream: the test proves nothing";
   EXPECT_NE(streamed, "<missing>");
+  EXPECT_TRUE(log_->Contains("spilling it to a temporary file"))
+      << "the streamed transaction stayed in memory: the spill path is untested";
 }
 
 TEST_F(PgCdcTest, ResumeWithoutDuplicatesAndConfirm) {

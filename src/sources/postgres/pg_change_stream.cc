@@ -26,7 +26,7 @@ namespace {
 
 constexpr std::string_view kLog = "pg-cdc";
 // A streamed transaction's buffered messages stay in memory up to this size, then spill.
-constexpr size_t kSpillBytes = 4u << 20;
+constexpr size_t kSpillBytes = 1u << 20;
 constexpr std::chrono::milliseconds kMaxStatusInterval{1000};
 
 using Clock = std::chrono::steady_clock;
@@ -206,6 +206,7 @@ Status ReplicationError(PGconn* conn, const PGresult* res, const std::string& ct
 // in memory and then in an anonymous temporary file.
 class StreamBuffer {
  public:
+  explicit StreamBuffer(uint32_t xid) : xid_(xid) {}
   ~StreamBuffer() {
     if (file_) std::fclose(file_);
   }
@@ -221,6 +222,9 @@ class StreamBuffer {
       }
       mem_.clear();
       mem_.shrink_to_fit();
+      Log(LogLevel::kInfo, kLog,
+          "streamed transaction " + std::to_string(xid_) +
+              " exceeds 1 MB: spilling it to a temporary file until it commits");
     }
     char len[4];
     StoreBE32(len, static_cast<uint32_t>(msg.size()));
@@ -268,6 +272,7 @@ class StreamBuffer {
   }
 
  private:
+  uint32_t xid_;
   std::string mem_;
   size_t pos_ = 0;
   FILE* file_ = nullptr;
@@ -625,7 +630,7 @@ Status PgChangeStream::OnXLogData(std::string_view payload) {
       in_stream_ = true;
       stream_xid_ = m.xid;
       auto& buf = streams_[m.xid];
-      if (!buf) buf = std::make_unique<StreamBuffer>();
+      if (!buf) buf = std::make_unique<StreamBuffer>(m.xid);
       return Status::Ok();
     }
     case PgoutputKind::kStreamStop:
@@ -649,7 +654,7 @@ Status PgChangeStream::OnXLogData(std::string_view payload) {
         buf = std::move(it->second);
         streams_.erase(it);
       } else {
-        buf = std::make_unique<StreamBuffer>();
+        buf = std::make_unique<StreamBuffer>(m.xid);
       }
       DBS_RETURN_IF_ERROR(buf->StartReading());
       BeginTxn(m.xid, m.lsn, m.timestamp, m.end_lsn <= start_lsn_);
@@ -663,7 +668,7 @@ Status PgChangeStream::OnXLogData(std::string_view payload) {
   }
   if (in_stream_) {
     auto& buf = streams_[stream_xid_];
-    if (!buf) buf = std::make_unique<StreamBuffer>();
+    if (!buf) buf = std::make_unique<StreamBuffer>(stream_xid_);
     return buf->Append(payload);
   }
   return Handle(m);
