@@ -299,6 +299,13 @@ struct RelState {
   std::vector<ColumnDecoder> columns;  // per TableSchema column
 };
 
+// A streamed transaction being handed out after its Stream Commit.
+struct Replay {
+  std::unique_ptr<StreamBuffer> buffer;
+  uint64_t end_lsn = 0;
+  std::string record;
+};
+
 class PgChangeStream : public ChangeStream {
  public:
   PgChangeStream(ConnectionConfig config, CdcOptions options, CdcNames names)
@@ -373,11 +380,6 @@ class PgChangeStream : public ChangeStream {
   bool in_stream_ = false;
   uint32_t stream_xid_ = 0;
   std::map<uint32_t, std::unique_ptr<StreamBuffer>> streams_;
-  struct Replay {
-    std::unique_ptr<StreamBuffer> buffer;
-    uint64_t end_lsn = 0;
-    std::string record;
-  };
   std::optional<Replay> replay_;
 };
 
