@@ -12,7 +12,7 @@
 //  - Values travel in binary (PostgreSQL >= 14, when every followed column has a binary
 //    decoder in pg_decode) or as text (pg_text); protocol 2 with streaming of large in-progress
 //    transactions on >= 14. Streamed transactions are buffered (spilled to a temporary file
-//    beyond a few MB) until Stream Commit and dropped on Stream Abort.
+//    beyond 1 MB) until Stream Commit and dropped on Stream Abort.
 //  - Standby status updates go out at least every second: write = what was received, flush =
 //    apply = the last Confirm()ed LSN. When everything handed out was confirmed and no
 //    transaction is open, a keepalive's WAL position is confirmed too (an idle slot advances).
