@@ -677,3 +677,29 @@ TEST_F(PgCdcTest, DroppedPublicationIsALoudError) {
 
 }  // namespace
 }  // namespace dbs
+
+namespace dbs {
+namespace {
+
+// Changes of partitions arrive as changes of the followed partitioned table.
+TEST_F(PgCdcTest, PartitionedTable) {
+  ASSERT_OK(
+      Exec("CREATE TABLE pt (id int PRIMARY KEY, v text) PARTITION BY RANGE (id); "
+           "CREATE TABLE pt_a PARTITION OF pt FOR VALUES FROM (0) TO (100); "
+           "CREATE TABLE pt_b PARTITION OF pt FOR VALUES FROM (100) TO (200)"));
+  options_.tables = {TableRef{"public", "pt"}};
+  ASSERT_OK(source()->CheckCdc(options_));
+  ASSERT_OK(Open());
+  ASSERT_OK(Exec("INSERT INTO pt VALUES (1, 'a'), (150, 'b')"));
+  std::vector<ChangeEvent> ev = Collect(1);
+  ASSERT_EQ(ev.size(), 1u);
+  size_t rows = 0;
+  for (const auto& seg : ev[0].txn.segments) {
+    EXPECT_EQ(seg.table, (TableRef{"public", "pt"}));
+    rows += seg.rows.rows();
+  }
+  EXPECT_EQ(rows, 2u);
+}
+
+}  // namespace
+}  // namespace dbs

@@ -142,6 +142,8 @@ Status EnsurePublication(PGconn* conn, const std::string& pub,
         sql += QualifiedName(tables[i].schema, tables[i].name);
       }
     }
+    // Changes of partitions are published as their (followed) partitioned table's.
+    if (PQserverVersion(conn) >= 130000) sql += " WITH (publish_via_partition_root = true)";
     Log(LogLevel::kInfo, kLog, "creating publication " + pub);
     return Command(conn, sql, ctx);
   }
