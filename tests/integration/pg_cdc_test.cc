@@ -703,3 +703,30 @@ TEST_F(PgCdcTest, PartitionedTable) {
 
 }  // namespace
 }  // namespace dbs
+
+namespace dbs {
+namespace {
+
+// A private server without logical decoding: CheckCdc says what to set and that a restart is
+// needed.
+TEST(PgCdcCheckTest, WalLevelNotLogical) {
+  testing::PostgresServerOptions o;
+  o.settings = {{"wal_level", "replica"}};
+  auto server = PostgresServer::Start(o);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  auto cfg = ParseConnectionUrl((*server)->url());
+  ASSERT_TRUE(cfg.ok());
+  ASSERT_OK((*server)->Exec("CREATE TABLE t (id int PRIMARY KEY)"));
+  auto source = Source::Open(*cfg);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  CdcOptions options;
+  options.stream = "w";
+  options.tables = {TableRef{"public", "t"}};
+  Status s = (*source)->CheckCdc(options);
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  EXPECT_NE(s.message().find("wal_level = logical"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("restart"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace dbs
