@@ -70,9 +70,9 @@ StatusCode CodeForSqlState(std::string_view s, Retry* retry) {
 
 }  // namespace
 
-Result<ConnPtr> Connect(const ConnectionConfig& config) {
+Result<ConnPtr> Connect(const ConnectionConfig& config, bool replication) {
   const std::string where = "PostgreSQL at " + config.Redacted();
-  ConnPtr conn(PQconnectdb(config.LibpqConninfo().c_str()));
+  ConnPtr conn(PQconnectdb(config.LibpqConninfo(replication).c_str()));
   if (!conn) return Status::ResourceExhausted("cannot allocate a libpq connection");
   if (PQstatus(conn.get()) != CONNECTION_OK) {
     const std::string msg = OneLine(PQerrorMessage(conn.get()));

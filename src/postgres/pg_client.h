@@ -48,7 +48,8 @@ extern const char kSessionSettingsSql[];
 // or shutting down, or has too many clients; Unauthenticated for a wrong password, unknown role or
 // no pg_hba.conf entry; NotFound when the database does not exist; PermissionDenied without CONNECT
 // privilege; FailedPrecondition for SSL set-up errors.
-Result<ConnPtr> Connect(const ConnectionConfig& config);
+// `replication`: a logical replication connection (replication=database), which also runs SQL.
+Result<ConnPtr> Connect(const ConnectionConfig& config, bool replication = false);
 
 // The Status of a failed statement. `res` may be null (then the connection's error message is
 // used). The message is "<context>: <server message>" followed by what the server names: schema

@@ -6,6 +6,7 @@
 #include "postgres/pg_client.h"
 #include "postgres/pg_types.h"
 #include "sources/postgres/catalog.h"
+#include "sources/postgres/pg_change_stream.h"
 #include "sources/postgres/row_reader.h"
 
 namespace dbs {
@@ -65,15 +66,14 @@ class PostgresSource : public Source {
   Result<std::vector<KeyRange>> Split(const TableSchema& table, uint64_t rows_per_chunk) override;
 
   Result<std::unique_ptr<Snapshot>> BeginSnapshot(int max_readers) override;
-  // CDC: implemented in pgoutput (in progress).
-  Status CheckCdc(const CdcOptions&) override {
-    return Status::Unsupported("change data capture from PostgreSQL is not available yet");
+  // CDC over logical replication with pgoutput (pg_change_stream.h).
+  Status CheckCdc(const CdcOptions& options) override {
+    return pg::CheckPgCdc(conn_.get(), options);
   }
-  Result<std::unique_ptr<Snapshot>> BeginCdcSnapshot(int, const CdcOptions&) override {
-    return Status::Unsupported("change data capture from PostgreSQL is not available yet");
-  }
-  Result<std::unique_ptr<ChangeStream>> OpenChangeStream(const CdcOptions&) override {
-    return Status::Unsupported("change data capture from PostgreSQL is not available yet");
+  Result<std::unique_ptr<Snapshot>> BeginCdcSnapshot(int max_readers,
+                                                     const CdcOptions& options) override;
+  Result<std::unique_ptr<ChangeStream>> OpenChangeStream(const CdcOptions& options) override {
+    return pg::OpenPgChangeStream(config_, options);
   }
 
  private:
@@ -147,6 +147,16 @@ Result<std::unique_ptr<Snapshot>> PostgresSource::BeginSnapshot(int max_readers)
   pos.value = pg::Text(res.get(), 0, 1);
   return std::unique_ptr<Snapshot>(
       std::make_unique<PgSnapshot>(config_, std::move(conn), std::move(id), std::move(pos)));
+}
+
+Result<std::unique_ptr<Snapshot>> PostgresSource::BeginCdcSnapshot(int max_readers,
+                                                                   const CdcOptions& options) {
+  if (max_readers < 1) return Status::InvalidArgument("BeginCdcSnapshot needs max_readers >= 1");
+  // The replication connection that created the slot holds the exported snapshot for as long
+  // as it stays idle: the Snapshot keeps it.
+  DBS_ASSIGN_OR_RETURN(pg::ExportedSlot slot, pg::CreateSlotWithSnapshot(config_, options));
+  return std::unique_ptr<Snapshot>(std::make_unique<PgSnapshot>(
+      config_, std::move(slot.conn), std::move(slot.snapshot), std::move(slot.position)));
 }
 
 }  // namespace

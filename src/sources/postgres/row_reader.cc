@@ -283,6 +283,28 @@ Result<bool> PgRowReader::Next(Bundle* out, size_t max_rows, size_t max_bytes) {
 
 }  // namespace
 
+std::optional<FieldPlan> DirectBinaryPlan(const Column& c, const TypeCache& types, uint32_t oid) {
+  const TypeInfo* base = types.Base(oid);
+  if (base == nullptr) return std::nullopt;
+  FieldPlan plan;
+  plan.type = c.type;
+  if (c.type == LogicalType::kArray) {
+    if (base->element == 0) return std::nullopt;
+    const TypeInfo* elem = types.Base(base->element);
+    if (elem == nullptr) return std::nullopt;
+    std::optional<Natural> nat = NaturalOf(*elem);
+    if (!nat || nat->type != c.element_type) return std::nullopt;
+    plan.wire = Wire::kArray;
+    plan.element_type = c.element_type;
+    plan.element_wire = nat->wire;
+    return plan;
+  }
+  std::optional<Natural> nat = NaturalOf(*base);
+  if (!nat || nat->type != c.type) return std::nullopt;
+  plan.wire = nat->wire;
+  return plan;
+}
+
 Result<std::unique_ptr<RowReader>> OpenRowReader(ConnPtr conn, const ReadSpec& spec) {
   PGconn* c = conn.get();
   const TableSchema& t = spec.table;

@@ -20,9 +20,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "core/result.h"
 #include "postgres/pg_client.h"
+#include "postgres/pg_types.h"
+#include "sources/postgres/pg_decode.h"
 #include "sources/source.h"
 
 namespace dbs::pg {
@@ -32,5 +35,11 @@ namespace dbs::pg {
 // SELECT privilege, FailedPrecondition when a column's type changed since it was described,
 // InvalidArgument when the filter or query does not parse.
 Result<std::unique_ptr<RowReader>> OpenRowReader(ConnPtr conn, const ReadSpec& spec);
+
+// The binary decoding of column `c` when the server sends it as type `oid` in its own binary
+// form, without a cast (as pgoutput does in binary mode); nullopt when the column needs a cast
+// (types read as text, money, geometry) or the types do not match. `types` must hold `oid`,
+// its base and element types.
+std::optional<FieldPlan> DirectBinaryPlan(const Column& c, const TypeCache& types, uint32_t oid);
 
 }  // namespace dbs::pg
