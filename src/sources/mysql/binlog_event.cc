@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/temporal.h"
@@ -297,14 +298,27 @@ void AppendJsonString(std::string_view s, std::string* out) {
   out->push_back('"');
 }
 
-// A double as MySQL's JSON printer writes it: the shortest round-trip digits, with ".0" added
-// to integral values written without an exponent.
+// A double as MySQL's JSON printer writes it: the shortest round-trip digits, in fixed notation
+// (".0" added to integral values) for exponents -5..14, else as "1.5e23".
 void AppendJsonDouble(double d, std::string* out) {
   char buf[64];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), d);
-  std::string s(buf, ec == std::errc() ? p : buf);
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  *out += s;
+  auto sci = std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::scientific);
+  std::string s(buf, sci.ec == std::errc() ? sci.ptr : buf);
+  const size_t e = s.find('e');
+  if (e == std::string::npos) {  // inf/nan cannot be in JSON; print what we have
+    *out += s;
+    return;
+  }
+  const int exp = std::atoi(s.c_str() + e + 1);
+  if (exp >= -5 && exp < 15) {
+    auto fx = std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::fixed);
+    std::string f(buf, fx.ec == std::errc() ? fx.ptr : buf);
+    if (f.find('.') == std::string::npos) f += ".0";
+    *out += f;
+    return;
+  }
+  // Scientific as MySQL writes it: "1e23", "1.5e-7" (no '+', no leading exponent zeros).
+  *out += s.substr(0, e) + "e" + std::to_string(exp);
 }
 
 enum : uint8_t {
