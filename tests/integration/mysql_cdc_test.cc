@@ -289,9 +289,10 @@ TEST_F(MysqlCdcTest, LargeTransactionInParts) {
   auto src = Source(db);
   ASSERT_NE(src, nullptr);
   ASSERT_OK_AND_ASSIGN(auto stream, Stream(src.get(), "large", {}, {}, 100));
-  Exec("INSERT INTO t WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < "
-       "250) SELECT n, CONCAT('v', n) FROM s",
-       db);
+  Exec(
+      "INSERT INTO t WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < "
+      "250) SELECT n, CONCAT('v', n) FROM s",
+      db);
   Exec("UPDATE t SET v = 'u' WHERE id <= 60", db);  // 120 rows: parts of 100 and 20
   auto ev = Collect(stream.get(), 2);
   ASSERT_EQ(ev.size(), 5u);
@@ -431,17 +432,21 @@ TEST_F(MysqlCdcTest, DdlBecomesSchemaChanges) {
   ASSERT_OK_AND_ASSIGN(auto stream, Stream(src.get(), "ddl"));
   ASSERT_OK_AND_ASSIGN(TableSchema s0, stream->TableSchemaOf({"", "t"}));
   EXPECT_EQ(s0.columns.size(), 2u);
-  Exec("INSERT INTO t VALUES (1, 'a')", db);
-  Exec("ALTER TABLE t ADD COLUMN n INT DEFAULT 5, ADD COLUMN m TEXT", db);
-  Exec("INSERT INTO t VALUES (2, 'b', 6, 'x')", db);
-  Exec("ALTER TABLE t MODIFY v VARCHAR(100)", db);
-  Exec("UPDATE t SET v = REPEAT('z', 50) WHERE id = 2", db);
-
+  // Each statement waits for its events: the stream describes a changed table as it is now.
+  const std::vector<std::string> statements = {
+      "INSERT INTO t VALUES (1, 'a')",
+      "ALTER TABLE t ADD COLUMN n INT DEFAULT 5, ADD COLUMN m TEXT",
+      "INSERT INTO t VALUES (2, 'b', 6, 'x')", "ALTER TABLE t MODIFY v VARCHAR(100)",
+      "UPDATE t SET v = REPEAT('z', 50) WHERE id = 2"};
   std::vector<ChangeEvent> ev;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (ev.size() < 5 && std::chrono::steady_clock::now() < deadline) {
-    ASSERT_OK_AND_ASSIGN(ChangeEvent e, stream->Next(std::chrono::milliseconds(500)));
-    if (e.kind != ChangeEvent::Kind::kIdle) ev.push_back(std::move(e));
+  for (const std::string& sql : statements) {
+    Exec(sql, db);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    const size_t want = ev.size() + 1;
+    while (ev.size() < want && std::chrono::steady_clock::now() < deadline) {
+      ASSERT_OK_AND_ASSIGN(ChangeEvent e, stream->Next(std::chrono::milliseconds(500)));
+      if (e.kind != ChangeEvent::Kind::kIdle) ev.push_back(std::move(e));
+    }
   }
   ASSERT_EQ(ev.size(), 5u);
   EXPECT_EQ(ev[0].kind, ChangeEvent::Kind::kTransaction);

@@ -124,6 +124,7 @@ struct Ddl {
   DdlKind kind = DdlKind::kNone;
   std::vector<TableRef> tables;  // affected (RENAME: old and new names)
   bool only_add_column_clauses = false;
+  std::vector<std::string> added_names;  // ALTER: the names of ADD [COLUMN] clauses
 };
 
 Ddl ParseDdl(std::string_view stmt, const std::string& db) {
@@ -173,6 +174,12 @@ Ddl ParseDdl(std::string_view stmt, const std::string& db) {
           if (Kw(t, k, w)) all_add = false;
         }
         if (!all_add) break;
+        if (k < t.size() && t[k].symbol == 0) {
+          d.added_names.push_back(t[k].text);
+        } else {
+          all_add = false;  // ADD (a INT, b INT): fall back to comparing schemas
+          break;
+        }
       }
     }
     d.only_add_column_clauses = all_add;
@@ -803,17 +810,20 @@ Status BinlogStream::HandleDdl(const bl::Query& q) {
         sc.schema = (*st)->schema;
         sc.statement = q.statement;
         if (old) {
+          // The statement is authoritative (the table is described as it is now, possibly
+          // after later DDL): only ADD COLUMN clauses, and every old column still there.
           bool kept = true;
           for (const Column& c : old->columns) {
-            const int i = sc.schema.FindColumn(c.name);
-            if (i < 0 || !(sc.schema.columns[static_cast<size_t>(i)] == c)) kept = false;
+            if (sc.schema.FindColumn(c.name) < 0) kept = false;
           }
-          for (const Column& c : sc.schema.columns) {
-            if (old->FindColumn(c.name) < 0) sc.added_columns.push_back(c.name);
+          if (d.only_add_column_clauses) {
+            sc.added_columns = d.added_names;
+          } else {
+            for (const Column& c : sc.schema.columns) {
+              if (old->FindColumn(c.name) < 0) sc.added_columns.push_back(c.name);
+            }
           }
-          sc.only_added_columns =
-              kept && d.only_add_column_clauses && !sc.added_columns.empty() &&
-              old->columns.size() + sc.added_columns.size() == sc.schema.columns.size();
+          sc.only_added_columns = kept && d.only_add_column_clauses && !d.added_names.empty();
         }
         schema_changes_.push_back(std::move(sc));
         break;
