@@ -379,6 +379,35 @@ TEST_F(MysqlCdcTest, ResumeFromGtidAndFilePositionWithoutDuplicates) {
   }
 }
 
+TEST_F(MysqlCdcTest, LostConnectionIsRetryable) {
+  const std::string db = "cdc_lost";
+  FreshDb(db);
+  Exec("CREATE TABLE t (id INT PRIMARY KEY)", db);
+  auto src = Source(db);
+  ASSERT_NE(src, nullptr);
+  ASSERT_OK_AND_ASSIGN(auto stream, Stream(src.get(), "lost"));
+  Exec("INSERT INTO t VALUES (1)", db);
+  auto ev = Collect(stream.get(), 1);
+  ASSERT_EQ(ev.size(), 1u);
+  // Kill the stream's binlog dump thread on the server.
+  auto rows = server_->Query(
+      "SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_FALSE(rows->empty());
+  for (const auto& r : *rows) (void)server_->Exec("KILL " + r[0].value_or("0"));
+  Status st;
+  for (int i = 0; i < 20 && st.ok(); ++i)
+    st = stream->Next(std::chrono::milliseconds(300)).status();
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(st.retryable()) << st.ToString();
+  // Reopening from the last position continues without a duplicate.
+  Exec("INSERT INTO t VALUES (2)", db);
+  ASSERT_OK_AND_ASSIGN(auto again, Stream(src.get(), "lost", ev[0].txn.position));
+  auto ev2 = Collect(again.get(), 1);
+  ASSERT_EQ(ev2.size(), 1u);
+  EXPECT_EQ(IdOf(ev2[0].txn.segments.at(0).rows, 0), 2);
+}
+
 TEST_F(MysqlCdcTest, SnapshotHandOffHasNoGapAndNoDuplicate) {
   const std::string db = "cdc_handoff";
   FreshDb(db);

@@ -620,7 +620,10 @@ SourcePosition BinlogStream::CurrentPosition() const {
 }
 
 Result<std::string_view> BinlogStream::FetchRaw() {
-  MARIADB_RPL_EVENT* ev = mariadb_rpl_fetch(rpl_.get(), event_.get());
+  // A fresh event each time: on some errors libmariadb frees an event passed in for reuse,
+  // which would make our own free a double free.
+  event_.reset();
+  MARIADB_RPL_EVENT* ev = mariadb_rpl_fetch(rpl_.get(), nullptr);
   if (ev == nullptr) {
     MYSQL* m = conn_->handle();
     const unsigned code = mysql_errno(m);
@@ -636,10 +639,11 @@ Result<std::string_view> BinlogStream::FetchRaw() {
       return Status::Unavailable("the server ended the binlog stream on " + conn_->endpoint() +
                                  "; reopen from the last position");
     }
-    return conn_->LastError("reading the binlog from " + conn_->endpoint())
-        .WithRetry(code >= 2000 ? Retry::kRetry : Retry::kFail);
+    // Connection loss (client errors 2006/2013, a killed connection 1927, ...) is retryable:
+    // the caller reopens from its last position.
+    return conn_->LastError("reading the binlog from " + conn_->endpoint());
   }
-  if (event_.get() != ev) event_.reset(ev);
+  event_.reset(ev);
   std::string_view raw(reinterpret_cast<const char*>(ev->raw_data), ev->raw_data_size);
   // The packet starts with the OK byte (0x00) before the event.
   if (!raw.empty() && raw[0] == '\0' && raw.size() >= 1 + bl::kHeaderSize) {
