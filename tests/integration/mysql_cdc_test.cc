@@ -379,6 +379,38 @@ TEST_F(MysqlCdcTest, ResumeFromGtidAndFilePositionWithoutDuplicates) {
   }
 }
 
+TEST_F(MysqlCdcTest, MinimalRowImageGivesUnchangedCells) {
+  const std::string db = "cdc_minimal";
+  FreshDb(db);
+  Exec("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20), w INT)", db);
+  Exec("INSERT INTO t VALUES (1, 'a', 10)", db);
+  auto src = Source(db);
+  ASSERT_NE(src, nullptr);
+  ASSERT_OK_AND_ASSIGN(auto stream, Stream(src.get(), "minimal"));
+  // Session-level MINIMAL image: before = the key, after = the changed columns.
+  Exec(
+      "SET SESSION binlog_row_image = 'MINIMAL'; UPDATE t SET v = 'b' WHERE id = 1; DELETE "
+      "FROM t WHERE id = 1",
+      db);
+  auto ev = Collect(stream.get(), 2);
+  ASSERT_EQ(ev.size(), 2u);
+  const Bundle& u = ev[0].txn.segments.at(0).rows;
+  ASSERT_EQ(u.rows(), 2u);
+  EXPECT_EQ(u.ops[0], RowOp::kUpdateBefore);
+  EXPECT_EQ(IdOf(u, 0), 1);
+  EXPECT_TRUE(u.columns[1].IsUnchanged(0));
+  EXPECT_TRUE(u.columns[2].IsUnchanged(0));
+  EXPECT_EQ(u.ops[1], RowOp::kUpdate);
+  EXPECT_TRUE(u.columns[0].IsUnchanged(1));
+  EXPECT_EQ(u.columns[1].GetBytes(1), "b");
+  EXPECT_TRUE(u.columns[2].IsUnchanged(1));
+  const Bundle& d = ev[1].txn.segments.at(0).rows;
+  ASSERT_EQ(d.rows(), 1u);
+  EXPECT_EQ(d.ops[0], RowOp::kDelete);
+  EXPECT_EQ(IdOf(d, 0), 1);
+  EXPECT_TRUE(d.columns[1].IsUnchanged(0));
+}
+
 TEST_F(MysqlCdcTest, LostConnectionIsRetryable) {
   const std::string db = "cdc_lost";
   FreshDb(db);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -63,10 +64,14 @@ FormatDescription TestFd() {
   return fd;
 }
 
+// An event over `body`; the bytes are kept alive for the whole test binary (Event only views
+// them).
 Event Ev(uint8_t type, const std::string& body) {
+  static std::deque<std::string> keep;
+  keep.push_back(body);
   Event e;
   e.header.type = type;
-  e.body = body;
+  e.body = keep.back();
   return e;
 }
 

@@ -742,6 +742,18 @@ Status BinlogStream::Handle(std::string_view raw) {
     case bl::kXidEvent:
       if (in_group_) Commit(ev);
       break;
+    case bl::kMysqlTransactionPayloadEvent:
+      return Status::Unsupported(
+          "the binlog has compressed transactions (MySQL binlog_transaction_compression=ON), "
+          "which are not supported: run SET GLOBAL binlog_transaction_compression = OFF");
+    case bl::kXaPrepareEvent:
+      if (!in_group_ || skip_group_ || (cur_.segments.empty() && !parts_emitted_)) {
+        in_group_ = false;  // no followed rows: nothing lost
+        break;
+      }
+      return Status::Unsupported(
+          "the binlog has an XA PREPARE transaction, which the change stream does not support "
+          "(its rows would be lost): avoid XA transactions on followed tables");
     default:
       if (bl::IsRowsEvent(type) || type == bl::kMysqlPartialUpdateRowsEvent ||
           (type >= bl::kMariaWriteRowsCompressedV1 && type <= bl::kMariaDeleteRowsCompressedV2)) {
@@ -966,7 +978,8 @@ void BinlogStream::Commit(const bl::Event& ev) {
       e.txn.xid =
           last_pos_.kind == SourcePosition::Kind::kMysqlGtid ? last_pos_.file_pos : last_pos_.value;
     }
-    if (e.txn.commit_time_us == 0) e.txn.commit_time_us = int64_t{ev.header.timestamp} * 1'000'000;
+    // The commit event's time (rows events carry their statement's start time).
+    e.txn.commit_time_us = int64_t{ev.header.timestamp} * 1'000'000;
     e.position = last_pos_;
     ready_.push_back(std::move(e));
   }

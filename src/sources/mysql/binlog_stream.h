@@ -23,6 +23,9 @@
 //    "file:end_offset", or kMysqlFilePos when the server has no GTIDs.
 //  - Next() waits at most about `timeout` (plus one heartbeat period, at most 1 s: the server
 //    sends heartbeats on an idle binlog so the read never blocks for long).
+//  - Unsupported (non-retryable, naming the setting): compressed events (MariaDB
+//    log_bin_compress, MySQL binlog_transaction_compression), MySQL partial JSON updates, XA
+//    transactions with rows of followed tables.
 //  - Errors: a lost connection is retryable; a purged binlog file or a GTID position the server
 //    no longer has is FailedPrecondition (not retryable) saying so.
 #pragma once
