@@ -164,6 +164,14 @@ TEST(BinlogTest, RotateQueryGtids) {
   EXPECT_EQ(rot->file, "binlog.000007");
   EXPECT_EQ(rot->position, 4u);
 
+  Event hb = Ev(kHeartbeatEvent, "binlog.000007");
+  hb.header.next_position = 1234;
+  auto h = ParseHeartbeat(hb);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->file, "binlog.000007");
+  EXPECT_EQ(h->position, 1234u);
+  EXPECT_FALSE(ParseRotate(Ev(kRotateEvent, LE(4, 7))).ok());
+
   const FormatDescription fd = TestFd();
   const std::string status_vars(5, '\0');
   const std::string q = LE(7, 4) + LE(0, 4) + std::string(1, 2) + LE(0, 2) +
@@ -394,8 +402,10 @@ TEST(BinlogTest, MysqlBinaryJson) {
   uint64_t bits;
   std::memcpy(&bits, &d, 8);
   EXPECT_EQ(*MysqlJsonToText("\x0B" + LE(bits, 8)), "10000000000.0");
-  for (auto [v, text] : {std::pair<double, const char*>{1e23, "1e23"}, {1.5e-7, "1.5e-7"},
-                         {-0.25, "-0.25"}, {3.0, "3.0"}}) {
+  for (auto [v, text] : {std::pair<double, const char*>{1e23, "1e23"},
+                         {1.5e-7, "1.5e-7"},
+                         {-0.25, "-0.25"},
+                         {3.0, "3.0"}}) {
     std::memcpy(&bits, &v, 8);
     EXPECT_EQ(*MysqlJsonToText("\x0B" + LE(bits, 8)), text);
   }
