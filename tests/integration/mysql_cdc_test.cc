@@ -247,9 +247,18 @@ TEST_F(MysqlCdcTest, KeyChangeTruncateMultiTableOrderAndRollback) {
   Exec("INSERT INTO other VALUES (2)", db);  // not followed: no transaction
   Exec("TRUNCATE TABLE b", db);
   Exec("INSERT INTO b VALUES (7, 'last')", db);
+  Exec(
+      "BEGIN; INSERT INTO a VALUES (20, 's1'); SAVEPOINT sp; INSERT INTO a VALUES (21, 'gone'); "
+      "ROLLBACK TO SAVEPOINT sp; INSERT INTO a VALUES (22, 's2'); COMMIT",
+      db);
 
-  auto ev = Collect(stream.get(), 5);
-  ASSERT_EQ(ev.size(), 5u);
+  auto ev = Collect(stream.get(), 6);
+  ASSERT_EQ(ev.size(), 6u);
+  // 6: the savepoint transaction is one transaction without the rolled-back row.
+  const Bundle& sp = ev[5].txn.segments.at(0).rows;
+  ASSERT_EQ(sp.rows(), 2u);
+  EXPECT_EQ(IdOf(sp, 0), 20);
+  EXPECT_EQ(IdOf(sp, 1), 22);
   // 1: insert.
   EXPECT_EQ(ev[0].txn.segments.at(0).rows.ops, std::vector<RowOp>{RowOp::kInsert});
   // 2: key change: before image with the old key, after image with the new one.

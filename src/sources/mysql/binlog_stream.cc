@@ -778,14 +778,17 @@ Status BinlogStream::HandleQuery(const bl::Event& ev) {
     if (in_group_) Commit(ev);
     return Status::Ok();
   }
-  if (Kw(t, 0, "ROLLBACK")) {
+  if (Kw(t, 0, "ROLLBACK") && !Kw(t, 1, "TO")) {
     in_group_ = false;
     cur_ = ChangeTxn{};
     return Status::Ok();
   }
   if (!in_group_) BeginGroup();
   if (!skip_group_) DBS_RETURN_IF_ERROR(HandleDdl(q));
-  if (standalone_ || !saw_begin_) {
+  // MariaDB's GTID event says whether its group ends here (standalone, e.g. DDL) or with an
+  // XID/COMMIT (SAVEPOINT and ROLLBACK TO statements inside a transaction); elsewhere a
+  // statement outside BEGIN .. COMMIT is its own transaction.
+  if (maria_gtid_ ? standalone_ : !saw_begin_) {
     // A DDL (or a statement outside BEGIN/COMMIT) is its own transaction; the event's end is
     // the position after it.
     offset_ = ev.header.next_position != 0 ? ev.header.next_position : offset_;
