@@ -600,6 +600,22 @@ TEST_F(MysqlCdcTest, CheckCdcSaysWhatToFix) {
   EXPECT_EQ(img.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(img.message().find("must be FULL"), std::string::npos) << img.ToString();
   ASSERT_OK(src->CheckCdc(o));
+
+  // A private server without a binary log.
+  testing::MariaDbServerOptions no_log;
+  no_log.log_bin = false;
+  ASSERT_OK_AND_ASSIGN(auto plain_server, MariaDbServer::Start(no_log));
+  auto cfg = ParseConnectionUrl(plain_server->url());
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto nolog, MysqlSource::Open(*cfg));
+  CdcOptions any;
+  Status off = nolog->CheckCdc(any);
+  EXPECT_EQ(off.code(), StatusCode::kFailedPrecondition) << off.ToString();
+  EXPECT_NE(off.message().find("log_bin"), std::string::npos) << off.ToString();
+  auto snap = nolog->BeginCdcSnapshot(1, any);
+  EXPECT_EQ(snap.status().code(), StatusCode::kFailedPrecondition) << snap.status().ToString();
+  auto stream = nolog->OpenChangeStream(any);
+  EXPECT_FALSE(stream.ok());
 }
 
 }  // namespace
