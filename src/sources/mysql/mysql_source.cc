@@ -9,6 +9,7 @@
 
 #include "core/logging.h"
 #include "mysql/mysql_client.h"
+#include "sources/mysql/binlog_stream.h"
 #include "sources/mysql/mysql_text_decode.h"
 #include "typemap/mysql_types.h"
 
@@ -36,6 +37,11 @@ std::optional<uint64_t> U64(const TextRow& row, size_t i) {
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return s;
+}
+
+std::string Upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
   return s;
 }
 
@@ -304,6 +310,7 @@ SourcePosition ReadPosition(MysqlConnection* c) {
   if (!gtid.empty()) {
     pos.kind = SourcePosition::Kind::kMysqlGtid;
     pos.value = gtid;
+    pos.file_pos = file_pos;
   } else if (!file_pos.empty()) {
     pos.kind = SourcePosition::Kind::kMysqlFilePos;
     pos.value = file_pos;
@@ -790,6 +797,14 @@ Result<std::unique_ptr<Snapshot>> MysqlSource::BeginSnapshot(int max_readers) {
         pos.kind = SourcePosition::Kind::kMysqlFilePos;
         pos.value = file + ":" + offset;
         exact = true;
+        // The GTID set at exactly that point, when the server has GTIDs.
+        auto g = c->Query("SELECT BINLOG_GTID_POS(" + c->Literal(file) + ", " + offset + ")",
+                          "reading the snapshot position");
+        if (g.ok() && !g->empty() && (*g)[0][0] && !(*g)[0][0]->empty()) {
+          pos.kind = SourcePosition::Kind::kMysqlGtid;
+          pos.file_pos = pos.value;
+          pos.value = *(*g)[0][0];
+        }
       }
     }
     if (!exact) pos = ReadPosition(c);
@@ -798,6 +813,89 @@ Result<std::unique_ptr<Snapshot>> MysqlSource::BeginSnapshot(int max_readers) {
   }
   return std::unique_ptr<Snapshot>(
       new MysqlSnapshot(std::move(readers), std::move(pos), config_.database));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Change data capture.
+
+Status MysqlSource::CheckCdc(const CdcOptions& options) {
+  const std::string ep = conn_->endpoint();
+  const std::string ctx = "checking CDC prerequisites on " + ep;
+  DBS_ASSIGN_OR_RETURN(
+      auto rows,
+      conn_->Query("SELECT @@GLOBAL.log_bin, @@GLOBAL.binlog_format, @@GLOBAL.binlog_row_image",
+                   ctx));
+  if (rows.empty()) return Status::Internal(ctx + ": no result");
+  const std::string log_bin = Lower(Str(rows[0], 0));
+  const std::string format = Lower(Str(rows[0], 1));
+  const std::string image = Lower(Str(rows[0], 2));
+  if (log_bin != "1" && log_bin != "on") {
+    return Status::FailedPrecondition(
+        "the binary log is off on " + ep +
+        ": start the server with log_bin (e.g. --log-bin=binlog), binlog_format=ROW and "
+        "binlog_row_image=FULL, then take the snapshot");
+  }
+  if (format != "row") {
+    return Status::FailedPrecondition(
+        "binlog_format is " + Upper(format) + " on " + ep +
+        ": change data capture reads row events; run SET GLOBAL binlog_format = 'ROW' (and set "
+        "binlog_format=ROW in the server configuration so it survives a restart)");
+  }
+  if (image != "full") {
+    return Status::FailedPrecondition(
+        "binlog_row_image is " + Upper(image) + " on " + ep +
+        ": it must be FULL for updates and deletes to carry the whole row; run SET GLOBAL "
+        "binlog_row_image = 'FULL' (and set it in the server configuration)");
+  }
+  // Privileges: the global grants of the current user.
+  DBS_ASSIGN_OR_RETURN(auto grants, conn_->Query("SHOW GRANTS FOR CURRENT_USER()", ctx));
+  bool all = false, slave = false, client = false;
+  for (const TextRow& g : grants) {
+    const std::string text = Upper(Str(g, 0));
+    if (text.find(" ON *.* ") == std::string::npos) continue;
+    if (text.find("ALL PRIVILEGES") != std::string::npos) all = true;
+    if (text.find("REPLICATION SLAVE") != std::string::npos ||
+        text.find("REPLICATION REPLICA") != std::string::npos) {
+      slave = true;
+    }
+    if (text.find("REPLICATION CLIENT") != std::string::npos ||
+        text.find("BINLOG MONITOR") != std::string::npos ||
+        text.find("SUPER") != std::string::npos) {
+      client = true;
+    }
+  }
+  if (!all && (!slave || !client)) {
+    const std::string monitor = conn_->is_mariadb() ? "BINLOG MONITOR" : "REPLICATION CLIENT";
+    std::string missing;
+    if (!slave) missing = "REPLICATION SLAVE";
+    if (!client) missing += std::string(missing.empty() ? "" : " and ") + monitor;
+    return Status::PermissionDenied(
+        "the user of " + ep + " lacks " + missing +
+        ", needed to read the binary log: run GRANT REPLICATION SLAVE, " + monitor +
+        " ON *.* TO <the user>");
+  }
+  for (const TableRef& t : options.tables) {
+    auto d = Describe(t);
+    if (!d.ok()) return d.status().WithContext("checking CDC for " + t.QualifiedName());
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Snapshot>> MysqlSource::BeginCdcSnapshot(int max_readers,
+                                                                const CdcOptions& options) {
+  (void)options;
+  DBS_ASSIGN_OR_RETURN(auto snap, BeginSnapshot(max_readers));
+  if (snap->position().empty()) {
+    return Status::FailedPrecondition(
+        "no binlog position could be recorded for the snapshot on " + conn_->endpoint() +
+        ": the binary log is off or the user lacks REPLICATION CLIENT (MariaDB: BINLOG "
+        "MONITOR); see CheckCdc");
+  }
+  return snap;
+}
+
+Result<std::unique_ptr<ChangeStream>> MysqlSource::OpenChangeStream(const CdcOptions& options) {
+  return OpenBinlogStream(config_, options);
 }
 
 }  // namespace dbs

@@ -53,16 +53,16 @@ class MysqlSource : public Source {
   Result<TableSchema> DescribeQuery(const std::string& query, const TableRef& name) override;
   Result<std::vector<KeyRange>> Split(const TableSchema& table, uint64_t rows_per_chunk) override;
   Result<std::unique_ptr<Snapshot>> BeginSnapshot(int max_readers) override;
-  // CDC: implemented in binlog (in progress).
-  Status CheckCdc(const CdcOptions&) override {
-    return Status::Unsupported("change data capture from MySQL is not available yet");
-  }
-  Result<std::unique_ptr<Snapshot>> BeginCdcSnapshot(int, const CdcOptions&) override {
-    return Status::Unsupported("change data capture from MySQL is not available yet");
-  }
-  Result<std::unique_ptr<ChangeStream>> OpenChangeStream(const CdcOptions&) override {
-    return Status::Unsupported("change data capture from MySQL is not available yet");
-  }
+  // CDC (binlog_stream.h). CheckCdc: log_bin ON, binlog_format ROW, binlog_row_image FULL,
+  // REPLICATION SLAVE and REPLICATION CLIENT (MariaDB: BINLOG MONITOR) privileges, and the
+  // followed tables can be described; each failure says the statement or setting that fixes it.
+  Status CheckCdc(const CdcOptions& options) override;
+  // BeginSnapshot, whose position (GTID set and file_pos, read under the global read lock) a
+  // binlog stream continues from without gap or duplicate. FailedPrecondition when no position
+  // can be recorded (binlog off, REPLICATION CLIENT / BINLOG MONITOR missing).
+  Result<std::unique_ptr<Snapshot>> BeginCdcSnapshot(int max_readers,
+                                                     const CdcOptions& options) override;
+  Result<std::unique_ptr<ChangeStream>> OpenChangeStream(const CdcOptions& options) override;
 
   bool is_mariadb() const;
 
