@@ -322,11 +322,14 @@ Status NatsConnection::PublishAsync(
   std::string id(msg_id);
   if (!id.empty()) po.MsgId = id.c_str();
   natsStatus s = js_PublishMsgAsync(js_, &msg, &po);
+  async_used_.store(true);
   if (msg != nullptr) natsMsg_Destroy(msg);  // still ours when the call failed
   return FromNats(s, "publishing to " + std::string(subject));
 }
 
 Status NatsConnection::WaitPublished(std::chrono::milliseconds timeout) {
+  // libnats 3.4 crashes in js_PublishAsyncGetPendingList when no async publish ever happened.
+  if (!async_used_.load()) return Status::Ok();
   jsPubOptions po;
   jsPubOptions_Init(&po);
   po.MaxWait = timeout.count();

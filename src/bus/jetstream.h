@@ -10,6 +10,7 @@
 //    bad subjects and payloads over max_payload are not.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -135,7 +136,7 @@ class NatsConnection {
     uint64_t num_pending = 0;     // not yet delivered
     int64_t num_ack_pending = 0;  // delivered, not yet acknowledged
     int64_t num_redelivered = 0;
-  };
+};
   Result<ConsumerState> GetConsumerState(const std::string& stream, const std::string& durable);
 
   // Core NATS (not persisted): control messages, heartbeats, logs.
@@ -152,6 +153,7 @@ class NatsConnection {
   std::chrono::milliseconds request_timeout_{5000};
   // Written from libnats' callback thread; outlives js_ (see the destructor).
   std::unique_ptr<internal::AsyncPublishErrors> async_errors_;
+  std::atomic<bool> async_used_{false};  // any PublishAsync yet (see WaitPublished)
 };
 
 // A core NATS subscription delivering to a callback on libnats' thread; unsubscribes when

@@ -512,7 +512,9 @@ Status PgChangeStream::SendStatus(bool reply_requested) {
 }
 
 Status PgChangeStream::MaybeSendStatus() {
-  if (Clock::now() >= next_status_) return SendStatus(false);
+  // Asking for a reply makes the server answer with a keepalive carrying its WAL end, so an
+  // idle stream learns within a second how far it has read (drains, heartbeats).
+  if (Clock::now() >= next_status_) return SendStatus(/*reply_requested=*/true);
   return Status::Ok();
 }
 
@@ -586,7 +588,12 @@ Result<ChangeEvent> PgChangeStream::Next(std::chrono::milliseconds timeout) {
       if (now >= deadline) {
         ChangeEvent ev;
         ev.kind = ChangeEvent::Kind::kIdle;
-        ev.position = LsnPosition(std::max(last_emitted_lsn_, Quiescent() ? idle_lsn_ : 0));
+        // Nothing open: every transaction that committed before the WAL position the server
+        // last reported has been received (drains compare with it). Confirmation is separate.
+        const bool nothing_open =
+            !txn_open_ && !in_stream_ && streams_.empty() && !replay_ && queue_.empty();
+        ev.position = LsnPosition(std::max(
+            last_emitted_lsn_, nothing_open ? std::max(received_lsn_, idle_lsn_) : uint64_t{0}));
         return ev;
       }
       s = WaitReadable(std::min(deadline, next_status_));
