@@ -55,6 +55,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "stream-reader: %s\n", stream.status().ToString().c_str());
     return 2;
   }
+  // Block the stop signals before libnats starts its threads: a thread that does not block
+  // them would take SIGTERM with the default action and kill the process mid-write.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
   dbs::bus::NatsOptions no;
   no.url = cfg->GetString("nats-url");
   no.name = "stream-reader";
@@ -64,11 +71,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "stream-reader: %s\n", nats.status().ToString().c_str());
     return 1;
   }
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
   dbs::StreamReader reader(*stream, nats->get());
   const bool cdc = stream->mode != dbs::StreamMode::kLoad;
   std::thread stopper([&] {

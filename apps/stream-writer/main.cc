@@ -64,6 +64,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "stream-writer: %s\n", batch.status().ToString().c_str());
     return 2;
   }
+  // Block the stop signals before libnats starts its threads: a thread that does not block
+  // them would take SIGTERM with the default action and kill the process mid-write.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
   dbs::bus::NatsOptions no;
   no.url = cfg->GetString("nats-url");
   no.name = "stream-writer";
@@ -73,11 +80,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "stream-writer: %s\n", nats.status().ToString().c_str());
     return 1;
   }
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
   dbs::WriterOptions wo;
   wo.writer_id = cfg->GetString("id");
   wo.fetch_batch = static_cast<int>(*batch);

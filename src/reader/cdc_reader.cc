@@ -61,6 +61,20 @@ CdcReader::CdcReader(const StreamConfig& config, bus::NatsConnection* nats)
 
 Result<CdcReaderStats> CdcReader::Run(const std::vector<PlannedTable>& tables,
                                       const SourcePosition& start) {
+  int backoff_ms = 500;
+  while (true) {
+    auto r = RunOnce(tables, start);
+    if (r.ok() || !r.status().retryable() || stop_.load()) return r;
+    // The bus or the source went away: start over from what JetStream holds.
+    Log(LogLevel::kWarn, "cdc-reader", "interrupted; resuming after the last published change",
+        {F("stream", config_.name), F("error", r.status().ToString())});
+    std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+    backoff_ms = std::min(backoff_ms * 2, 10'000);
+  }
+}
+
+Result<CdcReaderStats> CdcReader::RunOnce(const std::vector<PlannedTable>& tables,
+                                          const SourcePosition& start) {
   const std::string& name = config_.name;
   CdcReaderStats stats;
   uint64_t seq = 0;
@@ -73,7 +87,7 @@ Result<CdcReaderStats> CdcReader::Run(const std::vector<PlannedTable>& tables,
       Log(LogLevel::kInfo, "cdc-reader", "resuming after the last published change message",
           {F("stream", name), F("message", seq), F("position", resume.value)});
     } else if (last.status().code() != StatusCode::kNotFound) {
-      return last.status();
+      return last.status().WithRetry(Retry::kRetry);
     }
   }
   stats.position = resume;
@@ -92,20 +106,19 @@ Result<CdcReaderStats> CdcReader::Run(const std::vector<PlannedTable>& tables,
   std::mutex fb_mu;
   SourcePosition confirmed_by_writers;
   bool fb_new = false;
-  DBS_ASSIGN_OR_RETURN(
-      auto feedback,
-      bus::Subscription::Create(nats_, bus::SubjectFeedback(name),
-                                [&](std::string_view, std::string_view data) {
-                                  json j = json::parse(data, nullptr, false);
-                                  if (!j.is_object() || !j.contains("position")) return;
-                                  SourcePosition p;
-                                  p.kind = static_cast<SourcePosition::Kind>(j.value("kind", 0));
-                                  p.value = j.value("position", "");
-                                  p.file_pos = j.value("file_pos", "");
-                                  std::lock_guard<std::mutex> l(fb_mu);
-                                  confirmed_by_writers = p;
-                                  fb_new = true;
-                                }));
+  auto feedback = bus::Subscription::Create(
+      nats_, bus::SubjectFeedback(name), [&](std::string_view, std::string_view data) {
+        json j = json::parse(data, nullptr, false);
+        if (!j.is_object() || !j.contains("position")) return;
+        SourcePosition p;
+        p.kind = static_cast<SourcePosition::Kind>(j.value("kind", 0));
+        p.value = j.value("position", "");
+        p.file_pos = j.value("file_pos", "");
+        std::lock_guard<std::mutex> l(fb_mu);
+        confirmed_by_writers = p;
+        fb_new = true;
+      });
+  if (!feedback.ok()) return feedback.status().WithRetry(Retry::kRetry);
 
   const size_t budget = static_cast<size_t>(nats_->max_payload()) * 3 / 4;
   EncodeOptions eo;
@@ -122,8 +135,20 @@ Result<CdcReaderStats> CdcReader::Run(const std::vector<PlannedTable>& tables,
     ++seq;
     encoded = writer.Finish(seq, pending_resume);
     std::string id = "cdc." + std::to_string(kPartition) + "." + std::to_string(seq);
-    DBS_RETURN_IF_ERROR(nats_->PublishAsync(bus::SubjectCdc(name, kPartition), encoded, id,
-                                            {{bus::kHeaderBundleId, id}}));
+    // Synchronous, retried with the same id until stored: message n+1 is never stored
+    // without message n (a pipelined publish could lose n and store n+1 across a NATS
+    // restart, leaving the writers a gap). The broker drops a retry that was stored already.
+    int retry_ms = 100;
+    while (true) {
+      auto ack = nats_->Publish(bus::SubjectCdc(name, kPartition), encoded, id,
+                                {{bus::kHeaderBundleId, id}});
+      if (ack.ok()) break;
+      if (stop_.load()) return Status::Cancelled("stopped while publishing");
+      Log(LogLevel::kWarn, "cdc-reader", "publishing a change message failed; retrying",
+          {F("stream", name), F("message", seq), F("error", ack.status().ToString())});
+      std::this_thread::sleep_for(std::chrono::milliseconds(retry_ms));
+      retry_ms = std::min(retry_ms * 2, 5000);
+    }
     ++stats.messages;
     pending_changes = 0;
     stats.position = pending_resume;
@@ -272,6 +297,8 @@ Result<CdcReaderStats> CdcReader::Run(const std::vector<PlannedTable>& tables,
           break;
         }
         size_t rows = txn.rows();
+        const SourcePosition txn_position = txn.position;
+        const int64_t txn_commit_us = txn.commit_time_us;
         std::vector<ChangeTxn> parts;
         if (rows > opts.max_part_rows) {
           parts = SplitTxn(txn, opts.max_part_rows);
@@ -314,8 +341,8 @@ Result<CdcReaderStats> CdcReader::Run(const std::vector<PlannedTable>& tables,
         stats.changes += rows;
         if (final) {
           ++stats.transactions;
-          pending_resume = parts.back().position;
-          last_commit_us = parts.back().commit_time_us;
+          pending_resume = txn_position;
+          last_commit_us = txn_commit_us;
         }
         break;
       }
@@ -335,7 +362,9 @@ Result<CdcReaderStats> CdcReader::Run(const std::vector<PlannedTable>& tables,
     }
   }
   if (next_part == 0) DBS_RETURN_IF_ERROR(publish());  // never leave a transaction half-sent
-  DBS_RETURN_IF_ERROR(nats_->WaitPublished(std::chrono::seconds(60)));
+  if (Status st = nats_->WaitPublished(std::chrono::seconds(60)); !st.ok()) {
+    return st.WithRetry(Retry::kRetry);
+  }
   progress(true);
   return stats;
 }

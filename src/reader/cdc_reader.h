@@ -51,6 +51,10 @@ class CdcReader {
   void Resume() { paused_.store(false); }
 
  private:
+  // One attempt; retryable errors make Run() start over from JetStream's state.
+  Result<CdcReaderStats> RunOnce(const std::vector<PlannedTable>& tables,
+                                 const SourcePosition& start);
+
   const StreamConfig& config_;
   bus::NatsConnection* nats_;
   std::atomic<bool> stop_{false};

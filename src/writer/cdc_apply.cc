@@ -96,8 +96,13 @@ Status LoadWriter::RunCdc(Sink* sink) {
     auto fetched =
         consumer->Fetch(256, held.empty() ? options_.fetch_wait : std::chrono::milliseconds(20));
     if (!fetched.ok()) {
-      if (fetched.status().retryable()) continue;
-      return fail(fetched.status());
+      // The bus went away (a NATS restart, a network cut): libnats reconnects; the messages
+      // held here stay unacknowledged and come again if needed.
+      Log(LogLevel::kWarn, "writer", "fetching changes failed; retrying",
+          {F("stream", name), F("error", fetched.status().ToString())});
+      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+      backoff_ms = std::min(backoff_ms * 2, 5000);
+      continue;
     }
     for (auto& m : *fetched) {
       auto decoded = DecodeChangeMessage(m->data());
