@@ -278,7 +278,7 @@ struct ApiServer::Impl {
         }
       }
       const Route* rp = &r;
-      auto h = [this, rp, names](const httplib::Request& req, httplib::Response& res) {
+      auto h = [rp, names](const httplib::Request& req, httplib::Response& res) {
         t_route = rp->path;
         Ctx ctx{req, res, {}, json()};
         for (size_t i = 0; i < names.size() && i + 1 < req.matches.size(); ++i) {
