@@ -137,10 +137,13 @@ psql -q "$PGBASE/csrc" -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_re
 # Native logical replication.
 psql -q "$PGBASE/postgres" -c "CREATE DATABASE d_nat"
 pg_tables d_nat
-psql -q "$PGBASE/csrc" -c "CREATE PUBLICATION nat_pub FOR TABLE bench_t, bench_probe"
+psql -q "$PGBASE/csrc" -c "CREATE PUBLICATION nat_pub FOR TABLE bench_t, bench_probe" \
+  -c "SELECT pg_create_logical_replication_slot('nat_sub', 'pgoutput')" >/dev/null
+# Publisher and subscriber share one cluster here: the slot is made above, else CREATE
+# SUBSCRIPTION waits for itself.
 psql -q "$PGBASE/d_nat" -c "CREATE SUBSCRIPTION nat_sub CONNECTION
   'host=127.0.0.1 port=$PGPORT user=postgres password=$PGPASSWORD dbname=csrc'
-  PUBLICATION nat_pub"
+  PUBLICATION nat_pub WITH (create_slot = false, slot_name = 'nat_sub')"
 for _ in $(seq 1 600); do
   s=$(psql -tA "$PGBASE/d_nat" -c "SELECT count(*) FROM pg_subscription_rel WHERE srsubstate <> 'r'")
   [ "$s" = 0 ] && break; sleep 0.25
