@@ -88,7 +88,7 @@ start_stream() { # config label
 drain_stream() {
   local rp
   rp=$(pgrep -P "$RPID" stream-reader || echo "$RPID")
-  kill -TERM "$rp"
+  kill -TERM "$rp" 2>/dev/null || echo "!! the reader had already exited: $(tail -3 "$work/$1-reader.log")"
   wait "$RPID" || { echo "!! reader failed"; tail -20 "$work/$1-reader.log"; }
   wait "$WPID" || { echo "!! writer failed"; tail -20 "$work/$1-writer.log"; }
 }
@@ -131,8 +131,6 @@ catchup_dbstreams() { # name source-url target-db probe-table-on-target
 
 echo "== (a) catch-up of $CHANGES changes"
 catchup_dbstreams cdc_pgpg "$PGBASE/csrc" d_dbs "public.bench_t"
-psql -q "$PGBASE/csrc" -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
-  WHERE NOT active" >/dev/null
 
 # Native logical replication.
 psql -q "$PGBASE/postgres" -c "CREATE DATABASE d_nat"
