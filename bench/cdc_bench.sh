@@ -43,6 +43,11 @@ M=(mariadb -h 127.0.0.1 -P "$MYSQL_PORT" -u root "-p$MYSQL_PASSWORD" --default-c
 PGBASE="postgres://postgres:$PGPASSWORD@127.0.0.1:$PGPORT"
 psql -q "$PGBASE/postgres" -c "ALTER SYSTEM SET max_replication_slots = 20" \
   -c "ALTER SYSTEM SET max_wal_senders = 20" >/dev/null
+# The test fixture runs PostgreSQL with synchronous_commit off (fast tests); then a commit
+# reaches the WAL senders only at the next WAL writer round (200 ms), which would dominate
+# every lag figure. Production settings here: commits are flushed when they return.
+psql -q "$PGBASE/postgres" -c "ALTER SYSTEM SET synchronous_commit = on" \
+  -c "ALTER SYSTEM SET wal_writer_delay = '10ms'" -c "SELECT pg_reload_conf()" >/dev/null
 PROBE="$BIN/bench/cdc_probe"
 SEED=100000
 
