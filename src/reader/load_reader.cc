@@ -188,7 +188,17 @@ Result<ReaderStats> LoadReader::Run() {
   bus::StreamSpec spec;
   spec.name = bus::JetStreamName(name);
   spec.subjects = {bus::SubjectAll(name)};
-  DBS_RETURN_IF_ERROR(nats_->EnsureStream(spec));
+  // A freshly started or busy server can time out its first JetStream API calls: retry those.
+  for (int attempt = 1;; ++attempt) {
+    Status ensured = nats_->EnsureStream(spec);
+    if (ensured.ok()) break;
+    if (attempt >= 5 || (ensured.code() != StatusCode::kTimeout && !ensured.retryable())) {
+      return ensured;
+    }
+    Log(LogLevel::kWarn, "reader", "creating the JetStream stream timed out; retrying",
+        {F("stream", name), F("attempt", attempt)});
+    std::this_thread::sleep_for(std::chrono::milliseconds(500 * attempt));
+  }
 
   std::unique_ptr<Snapshot> snapshot;
   if (options_.cdc_snapshot) {
