@@ -140,6 +140,17 @@ void Orchestrator::OnProgress(std::string_view subject, std::string_view data) {
         live->tables[i].written += v.get<uint64_t>();
       }
     }
+    if (kind == "cdc-read" || kind == "cdc-write") {
+      if (live->cdc_started_ms == 0) live->cdc_started_ms = NowMillis();
+      if (kind == "cdc-write") {
+        if (j.contains("lag_ms") && j["lag_ms"].is_number_integer()) {
+          live->lag_ms = j["lag_ms"].get<int64_t>();
+        }
+        if (j.contains("changes") && j["changes"].is_number_unsigned()) {
+          live->cdc_changes += j["changes"].get<uint64_t>();
+        }
+      }
+    }
     if (j.contains("lagMs") && j["lagMs"].is_number_integer())
       live->lag_ms = j["lagMs"].get<int64_t>();
     uint64_t rows = 0;
@@ -271,7 +282,10 @@ void Orchestrator::FinishLocked(Live* live, const std::string& state, const std:
   r.bytes = live->bytes;
   Status s = store_->PutRun(r);
   if (!s.ok()) Log(LogLevel::kError, "api", "cannot record the run", {F("error", s.ToString())});
-  (void)store_->AddUsage(store::TodayUtc(), r.bytes, 0);
+  const int64_t cdc_seconds = live->cdc_started_ms > 0
+                                  ? std::max<int64_t>(0, (r.ended_at - live->cdc_started_ms) / 1000)
+                                  : 0;
+  (void)store_->AddUsage(store::TodayUtc(), r.bytes, static_cast<uint64_t>(cdc_seconds));
   Log(state == "failed" ? LogLevel::kError : LogLevel::kInfo, "api", "run " + state,
       {F("stream", r.stream_name), F("run", r.id), F("rows", r.rows), F("error", error)});
   cv_.notify_all();
@@ -480,6 +494,7 @@ json Orchestrator::LiveJsonLocked(const Live& live) const {
       est > 0 ? json(std::min(100.0, 100.0 * static_cast<double>(rows) / static_cast<double>(est)))
               : json(nullptr);
   j["cdcLagMs"] = live.lag_ms >= 0 ? json(live.lag_ms) : json(nullptr);
+  j["cdcChanges"] = live.cdc_changes;
   j["writerServices"] = live.writers;
   return j;
 }

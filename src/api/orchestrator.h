@@ -92,6 +92,8 @@ class Orchestrator {
     std::deque<Sample> samples;
     int64_t stop_requested_ms = 0;
     int64_t lag_ms = -1;
+    int64_t cdc_started_ms = 0;  // first change-stream progress sample (usage: CDC seconds)
+    uint64_t cdc_changes = 0;    // row changes applied by the writers
     int64_t last_status_check_ms = 0;
   };
   struct Service {

@@ -292,6 +292,9 @@ Result<ReaderStats> LoadReader::Run() {
       uint64_t seq = 0, rows = 0, bundles = 0;
       bool more = true;
       while (more) {
+        while (paused_.load() && !stop_.load()) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
         if (stop_.load()) return fail(Status::Cancelled("stopped"));
         Bundle b;
         for (const Column& c : t.schema.columns) b.columns.emplace_back(c.type, c.element_type);

@@ -57,12 +57,16 @@ class LoadReader {
   LoadReader(const StreamConfig& config, bus::NatsConnection* nats, LoadReaderOptions options = {});
   Result<ReaderStats> Run();
   void Stop() { stop_.store(true); }
+  // Readers hold between bundles (the snapshot stays pinned) until Resume().
+  void Pause() { paused_.store(true); }
+  void Resume() { paused_.store(false); }
 
  private:
   const StreamConfig& config_;
   bus::NatsConnection* nats_;
   LoadReaderOptions options_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> paused_{false};
 };
 
 }  // namespace dbs

@@ -49,12 +49,14 @@ void StreamReader::Stop() {
 void StreamReader::Pause() {
   paused_.store(true);
   std::lock_guard<std::mutex> l(mu_);
+  if (load_) load_->Pause();
   if (cdc_) cdc_->Pause();
 }
 
 void StreamReader::Resume() {
   paused_.store(false);
   std::lock_guard<std::mutex> l(mu_);
+  if (load_) load_->Resume();
   if (cdc_) cdc_->Resume();
 }
 
@@ -71,6 +73,7 @@ Result<StreamReaderResult> StreamReader::Run() {
       std::lock_guard<std::mutex> l(mu_);
       load_ = std::make_unique<LoadReader>(config_, nats_);
       if (stop_.load()) load_->Stop();
+      if (paused_.load()) load_->Pause();
     }
     DBS_ASSIGN_OR_RETURN(result.load, load_->Run());
     return result;
@@ -107,6 +110,7 @@ Result<StreamReaderResult> StreamReader::Run() {
       std::lock_guard<std::mutex> l(mu_);
       load_ = std::make_unique<LoadReader>(config_, nats_, lo);
       if (stop_.load()) load_->Stop();
+      if (paused_.load()) load_->Pause();
     }
     DBS_ASSIGN_OR_RETURN(result.load, load_->Run());
     tables = result.load.tables;

@@ -8,13 +8,6 @@ namespace dbs::service {
 
 namespace {
 
-Status PauseUnsupported(const StreamConfig& c) {
-  return Status::Unsupported("pause/resume is not supported for mode '" +
-                             std::string(StreamModeName(c.mode)) +
-                             "' yet: the load reader and writer have no pause point; stop the "
-                             "run and start it again instead");
-}
-
 class LoadReaderTask : public StreamTask {
  public:
   LoadReaderTask(const StreamConfig& config, std::string run_id, bus::NatsConnection* nats)
@@ -38,14 +31,13 @@ class LoadReaderTask : public StreamTask {
       reader_.Stop();
     }
   }
-  // CDC modes: pausing stops reading the source (the writers apply what was published).
+  // Pausing stops reading the source (a load holds its snapshot; a change stream keeps its
+  // position); the writers apply what was published.
   Status Pause() override {
-    if (config_.mode == StreamMode::kLoad) return PauseUnsupported(config_);
     reader_.Pause();
     return Status::Ok();
   }
   Status Resume() override {
-    if (config_.mode == StreamMode::kLoad) return PauseUnsupported(config_);
     reader_.Resume();
     return Status::Ok();
   }
@@ -66,12 +58,14 @@ class LoadWriterTask : public StreamTask {
   void Stop(bool force) override {
     if (config_.mode == StreamMode::kLoad || force) writer_.Stop();
   }
-  // CDC modes: the reader pauses; the writer keeps applying what was already published.
+  // Load phase: the writer stops fetching too. CDC: it keeps applying what was published.
   Status Pause() override {
-    return config_.mode == StreamMode::kLoad ? PauseUnsupported(config_) : Status::Ok();
+    writer_.Pause();
+    return Status::Ok();
   }
   Status Resume() override {
-    return config_.mode == StreamMode::kLoad ? PauseUnsupported(config_) : Status::Ok();
+    writer_.Resume();
+    return Status::Ok();
   }
 
  private:

@@ -137,6 +137,10 @@ Status LoadWriter::Run() {
 
   int backoff_ms = 100;
   while (!stop_.load()) {
+    if (paused_.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
     DBS_ASSIGN_OR_RETURN(auto msgs, consumer->Fetch(options_.fetch_batch, options_.fetch_wait));
     if (msgs.empty()) {
       auto finished = CheckFinished(sink.get());

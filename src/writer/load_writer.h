@@ -45,6 +45,9 @@ class LoadWriter {
   LoadWriter(const StreamConfig& config, bus::NatsConnection* nats, WriterOptions options);
   Status Run();
   void Stop() { stop_.store(true); }
+  // Load phase: stop fetching bundles until Resume() (nothing is lost: they wait in JetStream).
+  void Pause() { paused_.store(true); }
+  void Resume() { paused_.store(false); }
 
  private:
   struct TableState {
@@ -64,6 +67,7 @@ class LoadWriter {
   bus::NatsConnection* nats_;
   WriterOptions options_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> paused_{false};
   std::map<int, TableState> tables_;
   nlohmann::json plan_;
 };
