@@ -72,9 +72,11 @@ Status LoadWriter::RunCdc(Sink* sink) {
   Log(LogLevel::kInfo, "writer", "applying changes",
       {F("stream", name), F("writer", options_.writer_id), F("after_message", applied)});
 
-  // An end marker already present when this writer starts belongs to an earlier run of the
-  // stream (a restarted CDC stream keeps its JetStream stream): only a new one ends this run.
+  // An end marker already present when this writer starts may belong to an earlier session of
+  // the stream (a restarted CDC stream keeps its JetStream stream) or to this one (the reader
+  // drained before this writer got here): see the grace period below.
   std::string stale_nonce;
+  const auto writer_started = Clock::now();
   if (auto done = nats_->GetLastMessage(js, bus::SubjectCdcDone(name)); done.ok()) {
     json d = json::parse(*done, nullptr, false);
     if (d.is_object() && d.value("done", false)) stale_nonce = d.value("nonce", "");
@@ -130,7 +132,13 @@ Status LoadWriter::RunCdc(Sink* sink) {
         auto done = nats_->GetLastMessage(js, bus::SubjectCdcDone(name));
         if (done.ok()) {
           json d = json::parse(*done, nullptr, false);
-          if (d.is_object() && d.value("done", false) && d.value("nonce", "") != stale_nonce) {
+          // A marker already there when this writer started ends the run too, unless a new
+          // reader session replaces it within a grace period (a restarted stream's reader
+          // publishes "done": false when it starts; it may start after this writer).
+          const bool fresh =
+              d.is_object() && (d.value("nonce", "") != stale_nonce ||
+                                Clock::now() - writer_started > std::chrono::seconds(5));
+          if (fresh && d.value("done", false)) {
             DBS_ASSIGN_OR_RETURN(cp, sink->ReadCdcCheckpoint(kPartition));
             applied = std::max(applied, cp.seq);
             if (applied >= d.value("seq", uint64_t{0})) {
