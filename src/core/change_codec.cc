@@ -87,6 +87,13 @@ Status ChangeMessageWriter::AddSchemaChange(const SchemaChangeRecord& c) {
   return Status::Ok();
 }
 
+void ChangeMessageWriter::Append(ChangeMessageWriter&& other) {
+  body_ += other.body_;
+  records_ += other.records_;
+  other.body_.clear();
+  other.records_ = 0;
+}
+
 std::string ChangeMessageWriter::Finish(uint64_t seq, const SourcePosition& resume) {
   std::string out(kMagic, 4);
   AppendLE<uint8_t>(&out, kChangeFormatVersion);

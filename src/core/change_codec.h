@@ -47,6 +47,8 @@ class ChangeMessageWriter {
   explicit ChangeMessageWriter(EncodeOptions options = {});
   Status AddTxn(const ChangeTxn& txn);
   Status AddSchemaChange(const SchemaChangeRecord& change);
+  // Moves the records of `other` (made with the same options) to the end of this message.
+  void Append(ChangeMessageWriter&& other);
   size_t records() const { return records_; }
   size_t size() const { return body_.size() + 17; }
   // The message bytes, numbered `seq`; the writer is reset for the next message.

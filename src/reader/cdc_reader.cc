@@ -332,7 +332,7 @@ Result<CdcReaderStats> CdcReader::RunOnce(const std::vector<PlannedTable>& table
               DBS_RETURN_IF_ERROR(publish());
             }
             if (writer.records() == 0) first_pending = Clock::now();
-            DBS_RETURN_IF_ERROR(writer.AddTxn(cur));
+            writer.Append(std::move(probe));  // encoded once, above
             pending_changes += cur.rows();
           }
         }
