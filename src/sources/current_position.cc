@@ -1,9 +1,8 @@
 // CurrentSourcePosition: where the source's log ends now (for draining a change stream).
-#include <algorithm>
-
 #include "mysql/mysql_client.h"
 #include "postgres/pg_client.h"
 #include "sources/change_stream.h"
+#include "sources/mysql/mysql_source.h"
 
 namespace dbs {
 
@@ -19,28 +18,8 @@ Result<SourcePosition> CurrentSourcePosition(const ConnectionConfig& config) {
   }
   mysql::ConnectOptions co;
   DBS_ASSIGN_OR_RETURN(auto c, mysql::MysqlConnection::Open(config, co));
-  DBS_ASSIGN_OR_RETURN(
-      auto g, c->Query(c->is_mariadb()
-                           ? "SELECT @@GLOBAL.gtid_binlog_pos"
-                           : "SELECT IF(@@GLOBAL.gtid_mode = 'ON', @@GLOBAL.gtid_executed, '')",
-                       "reading the GTID position"));
-  std::string gtid = !g.empty() && g[0][0] ? *g[0][0] : "";
-  gtid.erase(std::remove(gtid.begin(), gtid.end(), '\n'), gtid.end());
-  auto st = c->Query("SHOW MASTER STATUS", "reading the binlog position");
-  if (!st.ok()) st = c->Query("SHOW BINARY LOG STATUS", "reading the binlog position");
-  DBS_RETURN_IF_ERROR(st.status());
-  std::string file_pos;
-  if (!st->empty() && (*st)[0].size() >= 2 && (*st)[0][0] && (*st)[0][1]) {
-    file_pos = *(*st)[0][0] + ":" + *(*st)[0][1];
-  }
-  if (!gtid.empty()) {
-    pos.kind = SourcePosition::Kind::kMysqlGtid;
-    pos.value = gtid;
-    pos.file_pos = file_pos;
-  } else if (!file_pos.empty()) {
-    pos.kind = SourcePosition::Kind::kMysqlFilePos;
-    pos.value = file_pos;
-  } else {
+  pos = ReadBinlogPosition(c.get());
+  if (pos.empty()) {
     return Status::FailedPrecondition(
         "the source's binlog position is not visible: enable the binlog (log_bin) and grant "
         "REPLICATION CLIENT (MariaDB: BINLOG MONITOR)");

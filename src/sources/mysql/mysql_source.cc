@@ -287,9 +287,11 @@ Result<std::unique_ptr<RowReader>> MysqlSnapshot::OpenReader(const ReadSpec& spe
   return std::unique_ptr<RowReader>(std::move(reader));
 }
 
+}  // namespace
+
 // The binlog position: the GTID set when there is one, else file:offset; kNone (with a
 // warning) when the binlog is off or the user may not see it.
-SourcePosition ReadPosition(MysqlConnection* c) {
+SourcePosition ReadBinlogPosition(MysqlConnection* c) {
   SourcePosition pos;
   std::string gtid;
   auto g =
@@ -321,12 +323,10 @@ SourcePosition ReadPosition(MysqlConnection* c) {
         {F("detail", st.ok() ? std::string("binlog disabled") : st.status().message())});
   }
   if (!gtid.empty() || !file_pos.empty()) {
-    Log(LogLevel::kInfo, kLog, "snapshot position", {F("gtid", gtid), F("file_pos", file_pos)});
+    Log(LogLevel::kInfo, kLog, "binlog position", {F("gtid", gtid), F("file_pos", file_pos)});
   }
   return pos;
 }
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 
@@ -769,7 +769,7 @@ Result<std::unique_ptr<Snapshot>> MysqlSource::BeginSnapshot(int max_readers) {
       s = start(c.get());
       if (!s.ok()) break;
     }
-    if (s.ok()) pos = ReadPosition(conn_.get());
+    if (s.ok()) pos = ReadBinlogPosition(conn_.get());
     Status unlocked = conn_->Exec("UNLOCK TABLES", "unlocking tables after the snapshot");
     DBS_RETURN_IF_ERROR(s);
     DBS_RETURN_IF_ERROR(unlocked);
@@ -807,7 +807,7 @@ Result<std::unique_ptr<Snapshot>> MysqlSource::BeginSnapshot(int max_readers) {
         }
       }
     }
-    if (!exact) pos = ReadPosition(c);
+    if (!exact) pos = ReadBinlogPosition(c);
   } else {
     return locked;
   }

@@ -75,6 +75,10 @@ class MysqlSource : public Source {
   std::unique_ptr<mysql::MysqlConnection> conn_;
 };
 
+// The source's binlog position now: the GTID set when there is one (file_pos set too), else
+// file:offset; kNone (with a warning) when the binlog is off or the user may not see it.
+SourcePosition ReadBinlogPosition(mysql::MysqlConnection* c);
+
 // Source::Open's entry for mysql:// and mariadb:// connections.
 Result<std::unique_ptr<Source>> OpenMysqlSource(const ConnectionConfig& config);
 
