@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -38,7 +40,10 @@ using ExecFn = std::function<Status(const std::string&)>;
 
 // The scripted workload: small transactions, about 20% inserts, 60% updates, 20% deletes of
 // `events` rows, key changes, a table without a key, a truncate, and edits of the type zoo.
-void RunWorkload(bool pg, const ExecFn& exec, int txns, uint32_t seed) {
+// `before_rest` runs once before transaction txns/4 (the test waits there until the snapshot is
+// pinned, so that the rest of the workload must travel as changes however fast the source is).
+void RunWorkload(bool pg, const ExecFn& exec, int txns, uint32_t seed,
+                 const std::function<void()>& before_rest = {}) {
   std::mt19937 rng(seed);
   std::vector<int64_t> ids;
   for (int64_t i = 1; i <= 200; ++i) ids.push_back(i);
@@ -51,6 +56,7 @@ void RunWorkload(bool pg, const ExecFn& exec, int txns, uint32_t seed) {
   };
   const std::string now = pg ? "now()" : "NOW(6)";
   for (int t = 0; t < txns; ++t) {
+    if (t == txns / 4 && before_rest) before_rest();
     std::string sql = pg ? "BEGIN;" : "START TRANSACTION;";
     int stmts = 1 + static_cast<int>(rng() % 4);
     for (int s = 0; s < stmts; ++s) {
@@ -181,13 +187,24 @@ class CdcTest : public ::testing::Test {
   // Runs load+cdc while the workload runs on the source, drains, and checks every table.
   void RunWithWorkload(const StreamConfig& c, bool source_pg, const ExecFn& exec, int txns) {
     std::atomic<bool> workload_done{false};
+    std::atomic<bool> pinned{false};
     LocalRunOptions o;
     o.writers = 2;
     o.data_dir = data_dir_.string();
     o.drain_when = [&] { return workload_done.load(); };
+    // The progress board has tables once the reader published its plan, i.e. after the
+    // snapshot and its source position were pinned.
+    ProgressFn on_progress = [&](const std::vector<TableProgress>& tables, double) {
+      if (!tables.empty()) pinned.store(true);
+    };
     Result<RunSummary> result = Status::Internal("not run");
-    std::thread run([&] { result = RunLocal(c, o, nullptr); });
-    RunWorkload(source_pg, exec, txns, 42);
+    std::thread run([&] { result = RunLocal(c, o, on_progress); });
+    RunWorkload(source_pg, exec, txns, 42, [&] {
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (!pinned.load() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
     workload_done.store(true);
     run.join();
     ASSERT_TRUE(result.ok()) << result.status().ToString();
