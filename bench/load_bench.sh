@@ -72,6 +72,11 @@ run() {
   local n
   n=$(psql -tA "$PGBASE/$db" -c "SELECT count(*) FROM $table" 2>/dev/null || echo 0)
   local ok=ok; [ "$n" = "$ROWS" ] || ok="ROWS=$n"
+  # dbstreams reports its own peak (reader and writers, one process); /usr/bin/time's figure is
+  # the largest process of the tree, which for dbstreams is the embedded nats-server.
+  local own
+  own=$(sed -n 's/^peak RSS of the reader and writers: \([0-9]*\) MB$/\1/p' "$work/$db.out")
+  [ -n "$own" ] && ok="$ok (nats-server $((rss / 1024)) MB)" && rss=$((own * 1024))
   results+=("$name|$wall|$(echo "$user + $sys" | bc)|$((rss / 1024))|$ok")
 }
 

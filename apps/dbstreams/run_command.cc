@@ -3,6 +3,7 @@
 #include <csignal>
 #include <memory>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -154,6 +155,10 @@ int RunCommand(int argc, const char* const* argv, const std::string& default_dat
                  static_cast<unsigned long long>(summary->cdc.applied),
                  summary->cdc.position.c_str());
   }
+  // This process only (reader and writers); the embedded nats-server is a separate process.
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  std::fprintf(stdout, "peak RSS of the reader and writers: %ld MB\n", ru.ru_maxrss / 1024);
   PrintVerdicts(summary->verdicts);
   std::string bad = summary->Mismatches();
   if (!bad.empty()) {

@@ -292,6 +292,17 @@ Status NatsConnection::DeleteStream(const std::string& name) {
                   "deleting JetStream stream " + name, jerr);
 }
 
+Status NatsConnection::PurgeSubjectBelow(const std::string& stream, const std::string& subject,
+                                         uint64_t below_seq) {
+  jsOptions o;
+  jsOptions_Init(&o);
+  o.Stream.Purge.Subject = subject.c_str();
+  o.Stream.Purge.Sequence = below_seq;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  return FromNats(js_PurgeStream(js_, stream.c_str(), &o, &jerr),
+                  "purging " + subject + " of JetStream stream " + stream, jerr);
+}
+
 Result<PublishAck> NatsConnection::Publish(
     std::string_view subject, std::string_view data, std::string_view msg_id,
     const std::vector<std::pair<std::string, std::string>>& headers) {
@@ -366,7 +377,7 @@ Result<NatsConnection::ConsumerState> NatsConnection::GetConsumerState(const std
   jsErrCode jerr = static_cast<jsErrCode>(0);
   natsStatus s = js_GetConsumerInfo(&ci, js_, stream.c_str(), durable.c_str(), nullptr, &jerr);
   if (s != NATS_OK) return FromNats(s, "consumer info of " + durable, jerr);
-  ConsumerState st{ci->NumPending, ci->NumAckPending, ci->NumRedelivered};
+  ConsumerState st{ci->NumPending, ci->NumAckPending, ci->NumRedelivered, ci->AckFloor.Stream};
   jsConsumerInfo_Destroy(ci);
   return st;
 }

@@ -117,6 +117,10 @@ class NatsConnection {
   // Creates the stream, or updates it when it exists with other settings.
   Status EnsureStream(const StreamSpec& spec);
   Status DeleteStream(const std::string& name);
+  // Removes the messages of `subject` (wildcards allowed) with a stream sequence below
+  // `below_seq`; other subjects are untouched.
+  Status PurgeSubjectBelow(const std::string& stream, const std::string& subject,
+                           uint64_t below_seq);
 
   // Synchronous publish; `msg_id` (may be empty) is sent as Nats-Msg-Id for de-duplication.
   Result<PublishAck> Publish(std::string_view subject, std::string_view data,
@@ -136,6 +140,7 @@ class NatsConnection {
     uint64_t num_pending = 0;     // not yet delivered
     int64_t num_ack_pending = 0;  // delivered, not yet acknowledged
     int64_t num_redelivered = 0;
+    uint64_t ack_floor_stream_seq = 0;  // every message of the filter up to here is acknowledged
 };
   Result<ConsumerState> GetConsumerState(const std::string& stream, const std::string& durable);
 

@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <set>
@@ -173,6 +174,68 @@ class ReadProgress {
   std::thread thread_;
 };
 
+// Keeps the bus a bounded window over the load (see the header): Admit() is called before each
+// bundle is published and blocks while the writers are too far behind; data the writers
+// acknowledged is purged. Thread-safe.
+class BusWindow {
+ public:
+  BusWindow(bus::NatsConnection* nats, std::string stream, std::string durable,
+            std::string data_subjects, uint64_t max_bytes)
+      : nats_(nats),
+        stream_(std::move(stream)),
+        durable_(std::move(durable)),
+        data_subjects_(std::move(data_subjects)),
+        max_bytes_(max_bytes) {}
+
+  // Counts a published bundle of `bytes`; waits (unless `cancelled` turns true) while the
+  // unacknowledged part of the bus exceeds the window.
+  void Admit(uint64_t bytes, const std::function<bool()>& cancelled) {
+    std::unique_lock<std::mutex> l(mu_);
+    ++published_;
+    published_bytes_ += bytes;
+    if (++since_check_ < kCheckEvery && !over_) return;
+    since_check_ = 0;
+    while (!cancelled()) {
+      Check();
+      if (!over_) return;
+      l.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      l.lock();
+    }
+  }
+
+ private:
+  static constexpr uint64_t kCheckEvery = 64;
+  static constexpr uint64_t kPurgeEvery = 1024;  // acknowledged bundles between purges
+
+  // Under mu_.
+  void Check() {
+    uint64_t unacked = published_;  // no consumer yet: the writers have taken nothing
+    auto st = nats_->GetConsumerState(stream_, durable_);
+    if (st.ok()) {
+      unacked = st->num_pending + static_cast<uint64_t>(std::max<int64_t>(0, st->num_ack_pending));
+      if (st->ack_floor_stream_seq >= purged_below_ + kPurgeEvery) {
+        // Failing to purge only costs broker space; the next check tries again.
+        if (nats_->PurgeSubjectBelow(stream_, data_subjects_, st->ack_floor_stream_seq + 1).ok()) {
+          purged_below_ = st->ack_floor_stream_seq + 1;
+        }
+      }
+    } else if (st.status().code() != StatusCode::kNotFound) {
+      over_ = false;  // cannot tell: do not stall the load on a flaky API call
+      return;
+    }
+    const uint64_t avg = published_ > 0 ? published_bytes_ / published_ : 0;
+    over_ = unacked * avg > max_bytes_;
+  }
+
+  bus::NatsConnection* nats_;
+  const std::string stream_, durable_, data_subjects_;
+  const uint64_t max_bytes_;
+  std::mutex mu_;
+  uint64_t published_ = 0, published_bytes_ = 0, since_check_ = 0, purged_below_ = 0;
+  bool over_ = false;
+};
+
 }  // namespace
 
 Result<ReaderStats> LoadReader::Run() {
@@ -266,6 +329,9 @@ Result<ReaderStats> LoadReader::Run() {
   EncodeOptions eo;
   eo.compression = config_.compression;
 
+  BusWindow window(nats_, bus::JetStreamName(name), bus::WritersDurable(name),
+                   bus::SubjectDataAll(name), options_.max_unacked_bytes);
+  auto cancelled = [&] { return stop_.load(); };
   auto worker = [&](ReadProgress* progress) {
     std::string encoded;
     while (true) {
@@ -318,6 +384,7 @@ Result<ReaderStats> LoadReader::Run() {
                                  {bus::kHeaderTable, std::to_string(t.index)},
                                  {bus::kHeaderRows, std::to_string(b.rows())}});
         if (!s.ok()) return fail(s);
+        window.Admit(encoded.size(), cancelled);
         rows += b.rows();
         ++bundles;
         progress->Add(static_cast<size_t>(t.index), b.rows(), encoded.size());

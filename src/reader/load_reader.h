@@ -5,6 +5,10 @@
 //  - Run() blocks until every selected table was read and published (or the first error),
 //    using `config.readers` parallel read connections. Memory is bounded: each reader holds
 //    one bundle, and at most kMaxPendingPublishes publish acknowledgements are outstanding.
+//  - The bus holds a bounded window of the table, not all of it: readers wait while the
+//    bundles the writers have not acknowledged yet exceed `max_unacked_bytes`, and the data the
+//    writers acknowledged is purged from the JetStream stream as they go. The broker's memory
+//    and disk therefore stay flat whatever the table size.
 //  - Bundle ids are "<table>.<chunk>.<seq>" — unique within a run; published as Nats-Msg-Id,
 //    so a re-published bundle is dropped by the broker's de-duplication window.
 //  - Stop() may be called from another thread; Run() then returns Cancelled soon after.
@@ -50,6 +54,8 @@ struct LoadReaderOptions {
   bool cdc_snapshot = false;
   // False: publish the plan, the metadata and "done" without reading rows (mode cdc).
   bool read_data = true;
+  // Encoded bundle bytes allowed on the bus ahead of the writers' acknowledgements.
+  uint64_t max_unacked_bytes = 64ull << 20;
 };
 
 class LoadReader {
