@@ -12,6 +12,8 @@
 #     it on the target (bench/cdc_probe.cc): lag p50/p99.
 # Every result is checked: dbstreams by `dbstreams verify` (counts and checksums), native
 # replication by comparing count and an md5 of all rows.
+# pgcopydb 0.10 `follow` (wal2json) runs the same PostgreSQL -> PostgreSQL measurements; where
+# it fails, its row says "FAILED: <reason>" and the run goes on.
 # Starts its own throwaway NATS, MariaDB and PostgreSQL (dbstreams-testenv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,13 +22,18 @@ SECS=${2:-20}
 BIN=build/release
 scripts/setup.sh >/dev/null
 scripts/build.sh release >/dev/null
-dpkg-query -W -f='${Status}' time 2>/dev/null | grep -q "install ok installed" ||
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null
+# /usr/bin/time for peak RSS; wal2json, the logical decoding plugin pgcopydb follow needs.
+for p in time postgresql-15-wal2json; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null
+done
 
 work=$(mktemp -d /tmp/dbstreams-cdcbench.XXXXXX)
 pids=()
+PGCPID=
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ -z "$PGCPID" ] || kill -KILL -- "-$PGCPID" 2>/dev/null || true
   kill "$TENV" 2>/dev/null || true
   wait 2>/dev/null || true
   rm -rf "$work"
@@ -114,6 +121,94 @@ peak() { # label -> "reader MB / writer MB"
     "$work/$1-writer.time") MB"
 }
 
+# pgcopydb 0.10 `follow`: wal2json slot "pgcopydb" and sentinel table (schema pgcopydb) on the
+# source, replication origin "pgcopydb" on the target, its files under $work/pgcopydb. It runs
+# in its own session so that all its sub-processes stop together. Nothing here aborts the run:
+# a failure becomes a "FAILED: <reason>" result, and pgc_cleanup always removes the processes,
+# the slot, the sentinel schema and the origin.
+PGCDIR="$work/pgcopydb"
+PGC=(--source "$PGBASE/csrc" --target "$PGBASE/d_pgc" --dir "$PGCDIR" --slot-name pgcopydb
+  --origin pgcopydb)
+printf '[include-only-table]\npublic.bench_t\npublic.bench_probe\n' > "$work/pgc-filters.ini"
+pgc_start() { # label pgcopydb-args...
+  setsid /usr/bin/time -f "%e %U %S %M" -o "$work/$1.time" pgcopydb "${@:2}" \
+    > "$work/$1.log" 2>&1 &
+  PGCPID=$!
+}
+# TERM to its pgcopydb processes (not to /usr/bin/time, which then writes the peak RSS), then
+# KILL whatever is left of the session.
+pgc_stop() {
+  [ -n "$PGCPID" ] || return 0
+  local p; p=$(pgrep -g "$PGCPID" -x pgcopydb || true)
+  # shellcheck disable=SC2086
+  [ -z "$p" ] || kill -TERM $p 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$PGCPID" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL -- "-$PGCPID" 2>/dev/null || true
+  wait "$PGCPID" 2>/dev/null || true
+  PGCPID=
+}
+pgc_cleanup() {
+  pgc_stop
+  for _ in $(seq 1 20); do # the walsender may take a moment to release the slot
+    psql -q "$PGBASE/csrc" -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
+        WHERE slot_name = 'pgcopydb'" -c "DROP SCHEMA IF EXISTS pgcopydb CASCADE" \
+      -c "SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin
+        WHERE roname = 'pgcopydb'" > /dev/null 2>&1 && return 0
+    sleep 0.5
+  done
+  echo "!! pgcopydb cleanup failed: drop slot/origin \"pgcopydb\" by hand"
+}
+pgc_reason() { # label -> first error of its log, without time and pid
+  local e
+  e=$(grep -E " (ERROR|FATAL) " "$work/$1.log" | head -1 | sed -E 's/^[0-9:]+ [0-9]+ //' | cut -c1-160)
+  echo "${e:-no error logged; last line: $(tail -1 "$work/$1.log" | sed -E 's/^[0-9:]+ [0-9]+ //' |
+    cut -c1-120)}"
+}
+# label -> where its apply stands: the apply replays one SQL file per WAL segment, made from the
+# receiver's JSON file of that segment once the receiver has moved on to the next one.
+pgc_state() {
+  echo "sentinel replay_lsn $(psql -tA "$PGBASE/csrc" -c "SELECT replay_lsn FROM pgcopydb.sentinel" \
+    2>/dev/null), source at $(psql -tA "$PGBASE/csrc" -c "SELECT pg_current_wal_lsn()"), receiver \
+writing $(basename "$(readlink "$PGCDIR/cdc/latest" 2>/dev/null || echo none)"), last apply log \
+line: $(grep -E "Replaying|Catching up|Applied" "$work/$1.log" | tail -1 |
+    sed -E 's/^[0-9:]+ [0-9]+ INFO +//; s|"[^"]*/([^/"]+)"|\1|')"
+}
+pgc_rss() { tail -1 "$work/$1.time" 2>/dev/null | awk '{print int($4/1024) " MB"}'; }
+# Fresh target d_pgc: schema, COPY of bench_t and bench_probe, then live follow, all by
+# `pgcopydb clone --follow` (it creates the slot in the snapshot it copies). Returns once the
+# apply is enabled (COPY done); 1 when it exited before.
+pgc_clone() { # label
+  psql -q "$PGBASE/postgres" -c "DROP DATABASE IF EXISTS d_pgc WITH (FORCE)" -c "CREATE DATABASE d_pgc"
+  rm -rf "$PGCDIR"
+  pgc_start "$1" clone --follow "${PGC[@]}" --filters "$work/pgc-filters.ini" --no-owner --no-acl
+  for _ in $(seq 1 1200); do
+    grep -q "sentinel has enabled applying changes" "$work/$1.log" && return 0
+    kill -0 "$PGCPID" 2>/dev/null || return 1
+    sleep 0.25
+  done
+  return 1
+}
+# Waits until the row bench_probe.id = marker is on the target (pgcopydb applies in commit
+# order, so everything before it is there too). Gives up when pgcopydb exits or its sentinel
+# replay_lsn has not moved for 90 s (it applies one file, i.e. one WAL segment, at a time and
+# updates replay_lsn after each); PGC_WHY then says why.
+pgc_wait_marker() { # label marker-id
+  local last="" since; since=$(date +%s)
+  PGC_WHY=""
+  while :; do
+    [ "$(psql -tA "$PGBASE/d_pgc" -c "SELECT count(*) FROM bench_probe WHERE id = $2" \
+      2>/dev/null)" = 1 ] && return 0
+    if ! kill -0 "$PGCPID" 2>/dev/null; then PGC_WHY="pgcopydb exited: $(pgc_reason "$1")"; return 1; fi
+    local r; r=$(psql -tA "$PGBASE/csrc" -c "SELECT replay_lsn FROM pgcopydb.sentinel" 2>/dev/null)
+    if [ "$r" != "$last" ]; then last=$r; since=$(date +%s)
+    elif [ $(($(date +%s) - since)) -ge 90 ]; then
+      PGC_WHY="no apply progress for 90 s: $(pgc_state "$1")"; return 1
+    fi
+    sleep 0.2
+  done
+}
+digest="SELECT count(*) || ':' || md5(string_agg(t::text, '|' ORDER BY id)) FROM bench_t t"
+
 catchup_dbstreams() { # name source-url target-db probe-table-on-target
   local name=$1 src=$2 db=$3
   psql -q "$PGBASE/postgres" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
@@ -163,12 +258,49 @@ for _ in $(seq 1 36000); do
   [ "$ok" = t ] && break; sleep 0.05
 done
 t1=$(date +%s.%N)
-digest="SELECT count(*) || ':' || md5(string_agg(t::text, '|' ORDER BY id)) FROM bench_t t"
 same=$([ "$(psql -tA "$PGBASE/csrc" -c "$digest")" = "$(psql -tA "$PGBASE/d_nat" -c "$digest")" ] &&
   echo "verified (count + md5 equal)" || echo "DIFFERENT")
 secs=$(echo "$t1 - $t0" | bc)
 record "catch-up native logical replication" \
   "$(printf '%.0f changes/s (%.1f s)' "$(echo "$CHANGES / $secs" | bc -l)" "$secs")" "$same"
+
+# pgcopydb follow: clone --follow, stop, backlog, then `follow --resume` until the target has it.
+# The clock runs from the start of `follow` until a marker row inserted after the backlog is on
+# the target; then count + md5 as for native replication.
+catchup_pgcopydb() {
+  local name="catch-up pgcopydb follow"
+  pgc_cleanup
+  if ! pgc_clone pgc-clone; then
+    record "$name" "FAILED: clone --follow: $(pgc_reason pgc-clone)" ""; pgc_cleanup; return
+  fi
+  pgc_stop
+  echo "   backlog: $("$PROBE" --source "$PGBASE/csrc" --backlog "$CHANGES")"
+  local marker; marker=$(psql -qtA "$PGBASE/csrc" -c "INSERT INTO bench_probe
+    SELECT COALESCE(MAX(id), 0) + 1, 0 FROM bench_probe RETURNING id" || true)
+  if [ -z "$marker" ]; then record "$name" "FAILED: could not insert the marker row" ""; pgc_cleanup; return; fi
+  local t0 t1 secs src dst
+  t0=$(date +%s.%N)
+  pgc_start pgc-follow follow --resume --not-consistent "${PGC[@]}"
+  if pgc_wait_marker pgc-follow "$marker"; then
+    t1=$(date +%s.%N)
+    pgc_stop
+    secs=$(echo "$t1 - $t0" | bc)
+    src=$(psql -tA "$PGBASE/csrc" -c "$digest"); dst=$(psql -tA "$PGBASE/d_pgc" -c "$digest")
+    if [ "$src" = "$dst" ]; then
+      record "$name" "$(printf '%.0f changes/s (%.1f s)' "$(echo "$CHANGES / $secs" | bc -l)" "$secs")" \
+        "verified (count + md5 equal); peak RSS $(pgc_rss pgc-follow)"
+    else
+      record "$name" "FAILED: target differs after the apply (source ${src%%:*} rows, target \
+${dst%%:*} rows, md5 $([ "${src#*:}" = "${dst#*:}" ] && echo equal || echo different))" \
+        "$(printf 'applied in %.1f s' "$secs")"
+    fi
+  else
+    pgc_stop
+    record "$name" "FAILED: $PGC_WHY" "log: $(pgc_reason pgc-follow)"
+  fi
+  pgc_cleanup
+}
+catchup_pgcopydb
 
 catchup_dbstreams cdc_mpg "$MYSQL_URL"msrc d_mdbs "msrc.bench_t"
 
@@ -189,6 +321,39 @@ for rate in 1000 5000 0; do
     --rate "$rate" --seconds "$SECS")
   record "lag native rate=${rate/#0/max}" "$out" ""
 done
+# pgcopydb follow from a fresh clone --follow kept running (no stop and resume); rate=max only
+# when it kept up at 5000. A run where not every marker arrived is a failure.
+lag_pgcopydb() {
+  local ok=0 rate name out markers arrived
+  pgc_cleanup
+  if ! pgc_clone pgc-lag; then
+    record "lag pgcopydb" "FAILED: clone --follow: $(pgc_reason pgc-lag)" ""; pgc_cleanup; return
+  fi
+  for rate in 1000 5000 0; do
+    name="lag pgcopydb rate=${rate/#0/max}"
+    if [ "$rate" = 0 ] && [ "$ok" = 0 ]; then
+      record "$name" "not run: it did not keep up at 5000 changes/s" ""; continue
+    fi
+    if ! kill -0 "$PGCPID" 2>/dev/null; then
+      record "$name" "FAILED: pgcopydb exited: $(pgc_reason pgc-lag)" ""; continue
+    fi
+    out=$("$PROBE" --source "$PGBASE/csrc" --target "$PGBASE/d_pgc" \
+      --target-table public.bench_probe --rate "$rate" --seconds "$SECS" || true)
+    markers=$(sed -nE 's/.*"markers":([0-9]+).*/\1/p' <<< "$out")
+    arrived=$(sed -nE 's/.*"arrived":([0-9]+).*/\1/p' <<< "$out")
+    if [ -n "$markers" ] && [ "$markers" -gt 0 ] && [ "$arrived" = "$markers" ]; then
+      record "$name" "$out" ""
+      [ "$rate" = 5000 ] && ok=1
+    else
+      record "$name" "FAILED: ${arrived:-?} of ${markers:-?} markers arrived within $((SECS + 30)) s; \
+$(pgc_state pgc-lag)" "${out:-the probe printed nothing}"
+    fi
+  done
+  pgc_stop
+  record "lag pgcopydb peak RSS" "$(pgc_rss pgc-lag)" "(clone --follow, whole session)"
+  pgc_cleanup
+}
+lag_pgcopydb
 lag_dbstreams cdc_mpg "$MYSQL_URL"msrc d_mdbs msrc.bench_probe "$work/cdc_mpg.json"
 
 echo
