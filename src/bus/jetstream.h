@@ -141,7 +141,7 @@ class NatsConnection {
     int64_t num_ack_pending = 0;  // delivered, not yet acknowledged
     int64_t num_redelivered = 0;
     uint64_t ack_floor_stream_seq = 0;  // every message of the filter up to here is acknowledged
-};
+  };
   Result<ConsumerState> GetConsumerState(const std::string& stream, const std::string& durable);
 
   // Core NATS (not persisted): control messages, heartbeats, logs.
