@@ -1077,7 +1077,7 @@ Result<std::string> CreateTableSql(const TableSchema& t, Dialect target, Dialect
     defs.push_back(std::move(def));
   }
 
-  if (!t.primary_key.empty()) {
+  if (!t.primary_key.empty() && !(pg && o.defer_primary_key)) {
     defs.push_back("PRIMARY KEY (" + QuotedColumns(t.primary_key, target) + ")");
   }
   if (auto_column >= 0) {
@@ -1187,6 +1187,13 @@ Result<std::vector<std::string>> SyncAutoIncrementSql(const TableSchema& t, Dial
                   "), 0)::bigint + 1, false) FROM " + table);
   }
   return out;
+}
+
+Result<std::string> AddPrimaryKeySql(const TableSchema& t, Dialect target, const DdlOptions& o) {
+  DBS_RETURN_IF_ERROR(CheckTable(t, target, o));
+  if (t.primary_key.empty()) return std::string();
+  return "ALTER TABLE " + TableName(t, target, o) + " ADD PRIMARY KEY (" +
+         QuotedColumns(t.primary_key, target) + ")";
 }
 
 Result<std::string> CreateIndexSql(const TableSchema& t, const Index& ix, Dialect target,

@@ -63,6 +63,10 @@ struct DdlOptions {
   // expression is passed on with its identifier quoting converted, which works for simple
   // comparisons and fails at execution for dialect-specific SQL.
   bool cross_dialect_checks = false;
+  // PostgreSQL target: CREATE TABLE without the primary key; AddPrimaryKeySql adds it once the
+  // load is in (one sorted index build instead of a b-tree insert per row). Ignored for MySQL,
+  // where InnoDB clusters rows by the primary key and adding it later rebuilds the table.
+  bool defer_primary_key = false;
   // Receives one line per lossy or skipped item: "<table>.<column>: what happened and why".
   // Not owned; may be null.
   std::vector<std::string>* warnings = nullptr;
@@ -115,6 +119,11 @@ Result<std::vector<std::string>> SyncAutoIncrementSql(const TableSchema& t, Dial
 // into MySQL, expression parts across dialects, unique partial indexes into MySQL.
 Result<std::string> CreateIndexSql(const TableSchema& t, const Index& index, Dialect target,
                                    Dialect source, const DdlOptions& options = {});
+
+// ALTER TABLE ... ADD PRIMARY KEY (...) for a table created with defer_primary_key; empty when
+// the table has no primary key.
+Result<std::string> AddPrimaryKeySql(const TableSchema& t, Dialect target,
+                                     const DdlOptions& options = {});
 
 // ALTER TABLE ... ADD CONSTRAINT ... FOREIGN KEY ... REFERENCES ... ON DELETE/UPDATE.
 Result<std::string> AddForeignKeySql(const TableSchema& t, const ForeignKey& fk, Dialect target,

@@ -600,6 +600,17 @@ TEST_F(PgSourceSinkTest, SchemaPoliciesAndWriteModes) {
   ASSERT_OK_AND_ASSIGN(uint64_t rows, Copy(source.get(), sink.get(), p));
   EXPECT_EQ(rows, 2u);
   ExpectSameTable("p");
+  // The table was created without its primary key; finishing the stream adds it.
+  auto has_key = [&]() {
+    auto r = pg_->Query(
+        "SELECT count(*) FROM pg_constraint WHERE conrelid = 'public.p'::regclass AND contype = "
+        "'p'",
+        dst_db_);
+    return r.ok() && Cell(*r) == "1";
+  };
+  EXPECT_FALSE(has_key());
+  ASSERT_OK(sink->FinishStream({p}));
+  EXPECT_TRUE(has_key());
   // Applied exactly once per stream: a second writer does not drop the loaded table again.
   ASSERT_OK(OpenSink(o)->PrepareTable(p).status());
   ASSERT_OK_AND_ASSIGN(Rows cnt, pg_->Query("SELECT count(*) FROM p", dst_db_));

@@ -1181,6 +1181,23 @@ TEST(TypemapDdl, CreateTableMysqlToPostgres) {
   EXPECT_EQ(*TargetType(MysqlOrders().columns[0], kPg, kMy, o), "bigint");
 }
 
+TEST(TypemapDdl, DeferredPrimaryKey) {
+  DdlOptions o;
+  o.defer_primary_key = true;
+  auto pg = CreateTableSql(MysqlOrders(), kPg, kMy, o);
+  ASSERT_TRUE(pg.ok()) << pg.status().ToString();
+  EXPECT_EQ(pg->find("PRIMARY KEY"), std::string::npos) << *pg;
+  EXPECT_EQ(*AddPrimaryKeySql(MysqlOrders(), kPg, o),
+            "ALTER TABLE \"shop\".\"orders\" ADD PRIMARY KEY (\"id\")");
+  // MySQL keeps the key in CREATE TABLE (InnoDB clusters by it).
+  auto my = CreateTableSql(MysqlOrders(), kMy, kMy, o);
+  ASSERT_TRUE(my.ok());
+  EXPECT_NE(my->find("PRIMARY KEY (`id`)"), std::string::npos) << *my;
+  TableSchema keyless = MysqlOrders();
+  keyless.primary_key.clear();
+  EXPECT_EQ(*AddPrimaryKeySql(keyless, kPg, o), "");
+}
+
 TEST(TypemapDdl, CreateTableMysqlToMysql) {
   std::vector<std::string> warnings;
   DdlOptions o;

@@ -27,6 +27,8 @@ constexpr const char* kOrdColumn = "_dbs_ord";
 
 // Phases of a table in _dbstreams.dbstreams_state.
 constexpr const char* kPhasePrepared = "prepared";
+// Prepared, created without its primary key (added by FinishStream before the indexes).
+constexpr const char* kPhasePreparedNoKey = "prepared-nokey";
 constexpr const char* kPhaseIndexed = "indexed";
 constexpr const char* kPhaseFinished = "finished";
 
@@ -147,8 +149,9 @@ class PostgresSink : public Sink {
   Result<TargetInfo> LoadTarget(const TableSchema& t);
   Result<TargetInfo*> Target(const TableSchema& t);
 
-  Status ApplyPolicy(const TableSchema& t, std::vector<std::string>* warnings);
-  Status CreateTable(const TableSchema& t, std::vector<std::string>* warnings);
+  // *deferred_key: the table was created without its primary key (see CreateTable).
+  Status ApplyPolicy(const TableSchema& t, std::vector<std::string>* warnings, bool* deferred_key);
+  Status CreateTable(const TableSchema& t, bool defer_key, std::vector<std::string>* warnings);
   Status EnsureSchema(const std::string& schema);
   Status Validate(const TableSchema& t, const std::string& quoted);
   Status CheckUpsertKey(const TableSchema& t, const std::string& quoted);
@@ -355,8 +358,10 @@ Result<TargetInfo*> PostgresSink::Target(const TableSchema& t) {
   return &(targets_[Key(t)] = std::move(info));
 }
 
-Status PostgresSink::CreateTable(const TableSchema& t, std::vector<std::string>* warnings) {
-  const DdlOptions o = Ddl(t, warnings);
+Status PostgresSink::CreateTable(const TableSchema& t, bool defer_key,
+                                 std::vector<std::string>* warnings) {
+  DdlOptions o = Ddl(t, warnings);
+  o.defer_primary_key = defer_key;
   const Dialect src = source_dialect();
   // The schema itself was created by EnsureSchema() before this transaction.
   std::vector<std::string> stmts = {"SET LOCAL search_path = " + pg::QuoteIdent(o.target_schema) +
@@ -442,7 +447,9 @@ Status PostgresSink::CheckUpsertKey(const TableSchema& t, const std::string& quo
   return Status::Ok();
 }
 
-Status PostgresSink::ApplyPolicy(const TableSchema& t, std::vector<std::string>* warnings) {
+Status PostgresSink::ApplyPolicy(const TableSchema& t, std::vector<std::string>* warnings,
+                                 bool* deferred_key) {
+  *deferred_key = false;
   const std::string schema = TargetSchema(t);
   const std::string quoted = pg::QualifiedName(schema, t.name);
   const std::string display = schema + "." + t.name;
@@ -456,7 +463,10 @@ Status PostgresSink::ApplyPolicy(const TableSchema& t, std::vector<std::string>*
                               " does not exist and creating tables is turned off");
     }
     created = true;
-    return CreateTable(t, warnings);
+    // A table of our own making gets its primary key after the load, unless the writes need
+    // it (upsert); the applied-bundle records, not the key, keep the load exactly-once.
+    *deferred_key = options_.write_mode != WriteMode::kUpsert && !t.primary_key.empty();
+    return CreateTable(t, *deferred_key, warnings);
   };
   switch (options_.schema_policy) {
     case SchemaPolicy::kFailIfExists:
@@ -535,8 +545,9 @@ Result<TargetTable> PostgresSink::PrepareTable(const TableSchema& source_table) 
   Status s = Locked(display, [&]() -> Status {
     DBS_ASSIGN_OR_RETURN(std::optional<std::string> phase, Phase(display));
     if (phase) return Status::Ok();  // another writer (or an earlier run) applied the policy
-    DBS_RETURN_IF_ERROR(ApplyPolicy(source_table, &out.warnings));
-    return SetPhase(display, kPhasePrepared);
+    bool deferred_key = false;
+    DBS_RETURN_IF_ERROR(ApplyPolicy(source_table, &out.warnings, &deferred_key));
+    return SetPhase(display, deferred_key ? kPhasePreparedNoKey : kPhasePrepared);
   });
   if (!s.ok()) return s.WithContext("preparing target table " + display);
   targets_.erase(Key(source_table));
@@ -761,10 +772,16 @@ Status PostgresSink::FinishStream(const std::vector<TableSchema>& tables) {
       if (!phase) {
         return Status::FailedPrecondition("table " + display + " was never prepared");
       }
-      if (*phase != kPhasePrepared) return Status::Ok();
+      if (*phase != kPhasePrepared && *phase != kPhasePreparedNoKey) return Status::Ok();
       const DdlOptions o = Ddl(t, &warnings);
       std::vector<std::string> stmts;
-      DBS_ASSIGN_OR_RETURN(stmts, SyncAutoIncrementSql(t, Dialect::kPostgres, src, o));
+      if (*phase == kPhasePreparedNoKey) {
+        DBS_ASSIGN_OR_RETURN(std::string pk, AddPrimaryKeySql(t, Dialect::kPostgres, o));
+        if (!pk.empty()) stmts.push_back(std::move(pk));
+      }
+      DBS_ASSIGN_OR_RETURN(std::vector<std::string> seq,
+                           SyncAutoIncrementSql(t, Dialect::kPostgres, src, o));
+      stmts.insert(stmts.end(), seq.begin(), seq.end());
       if (options_.structure.indexes) {
         for (const Index& ix : t.indexes) {
           DBS_ASSIGN_OR_RETURN(std::string sql, CreateIndexSql(t, ix, Dialect::kPostgres, src, o));
