@@ -217,10 +217,20 @@ Result<RunSummary> RunLocal(const StreamConfig& config, const LocalRunOptions& o
   reader_thread.join();
   sub.reset();
 
-  if (!setup.ok()) return setup;
-  if (!reader_result.ok()) return reader_result.status();
+  // A bus that stopped answering: the embedded server's own log says why (it is removed with
+  // the store when this function returns).
+  auto with_bus_log = [&](Status s) {
+    if (!embedded || (s.code() != StatusCode::kTimeout && s.code() != StatusCode::kUnavailable)) {
+      return s;
+    }
+    return Status(s.code(), s.retryable() ? Retry::kRetry : Retry::kFail,
+                  s.message() + "\nlast lines of the embedded nats-server's log:\n" +
+                      bus::FileTail(embedded->log_file(), 1500));
+  };
+  if (!setup.ok()) return with_bus_log(setup);
+  if (!reader_result.ok()) return with_bus_log(reader_result.status());
   for (const Status& s : writer_status) {
-    if (!s.ok()) return s;
+    if (!s.ok()) return with_bus_log(s);
   }
   RunSummary summary;
   summary.tables = board.Snapshot(&summary.bytes);
