@@ -48,6 +48,11 @@ struct SinkOptions {
   WriteMode write_mode = WriteMode::kAppend;
   StructureOptions structure;
   ZeroDatePolicy zero_date = ZeroDatePolicy::kError;
+  // A table this sink creates (and writes other than upserts) may get its primary key only in
+  // FinishStream, where a sink can build it in one pass after the data (PostgreSQL does).
+  // Callers that set this must call FinishStream before anything needs the key (CDC apply,
+  // upserts); the writers do.
+  bool defer_primary_key = false;
   // CDC checkpoints are scoped by the stream name alone (not the run): a restarted CDC stream
   // resumes where the previous run stopped. Empty: derived from `stream` up to its last '.'.
   std::string cdc_stream;

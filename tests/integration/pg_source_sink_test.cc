@@ -596,6 +596,7 @@ TEST_F(PgSourceSinkTest, SchemaPoliciesAndWriteModes) {
 
   o.stream = "recreate";
   o.schema_policy = SchemaPolicy::kDropAndRecreate;
+  o.defer_primary_key = true;
   auto sink = OpenSink(o);
   ASSERT_OK_AND_ASSIGN(uint64_t rows, Copy(source.get(), sink.get(), p));
   EXPECT_EQ(rows, 2u);
@@ -611,6 +612,7 @@ TEST_F(PgSourceSinkTest, SchemaPoliciesAndWriteModes) {
   EXPECT_FALSE(has_key());
   ASSERT_OK(sink->FinishStream({p}));
   EXPECT_TRUE(has_key());
+  o.defer_primary_key = false;
   // Applied exactly once per stream: a second writer does not drop the loaded table again.
   ASSERT_OK(OpenSink(o)->PrepareTable(p).status());
   ASSERT_OK_AND_ASSIGN(Rows cnt, pg_->Query("SELECT count(*) FROM p", dst_db_));

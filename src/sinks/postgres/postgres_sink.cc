@@ -465,7 +465,8 @@ Status PostgresSink::ApplyPolicy(const TableSchema& t, std::vector<std::string>*
     created = true;
     // A table of our own making gets its primary key after the load, unless the writes need
     // it (upsert); the applied-bundle records, not the key, keep the load exactly-once.
-    *deferred_key = options_.write_mode != WriteMode::kUpsert && !t.primary_key.empty();
+    *deferred_key = options_.defer_primary_key && options_.write_mode != WriteMode::kUpsert &&
+                    !t.primary_key.empty();
     return CreateTable(t, *deferred_key, warnings);
   };
   switch (options_.schema_policy) {
