@@ -312,12 +312,18 @@ warm_up() { # source-url target-db probe-table
   local sql_in="INSERT INTO bench_probe VALUES (-1, 0)" sql_out="DELETE FROM bench_probe WHERE id = -1"
   local t0; t0=$(date +%s)
   if [[ $1 == postgres* ]]; then psql -q "$1" -c "$sql_in"; else "${M[@]}" msrc -e "$sql_in"; fi
+  local arrived=no
   for _ in $(seq 1 1200); do
-    [ "$(psql -tA "$PGBASE/$2" -c "SELECT count(*) FROM $3 WHERE id = -1" 2>/dev/null)" = 1 ] && break
+    [ "$(psql -tA "$PGBASE/$2" -c "SELECT count(*) FROM $3 WHERE id = -1" 2>/dev/null)" = 1 ] &&
+      arrived=yes && break
     sleep 0.25
   done
   if [[ $1 == postgres* ]]; then psql -q "$1" -c "$sql_out"; else "${M[@]}" msrc -e "$sql_out"; fi
-  echo "   (stream current after $(( $(date +%s) - t0 )) s)"
+  if [ $arrived = yes ]; then
+    echo "   (stream current after $(( $(date +%s) - t0 )) s)"
+  else
+    echo "   !! the warm-up row did not arrive within 5 minutes: this rate's lag includes catch-up"
+  fi
 }
 lag_dbstreams() { # name source target-db probe-table config
   for rate in 1000 5000 0; do
