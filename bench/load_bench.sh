@@ -63,6 +63,10 @@ results=()
 run() {
   local name=$1 db=$2 table=$3; shift 3
   psql -q "$PGBASE/postgres" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+  # Every method starts from the same server state: the previous method's dirty pages and WAL
+  # are written out first, not during the next method's timing.
+  psql -q "$PGBASE/postgres" -c "CHECKPOINT"
+  "${M[@]}" -e "FLUSH TABLES" && sync
   local t0 t1
   t0=$(date +%s.%N)
   /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" > "$work/$db.out" 2>&1 ||

@@ -101,6 +101,8 @@ Result<CdcReaderStats> CdcReader::RunOnce(const std::vector<PlannedTable>& table
   opts.publication_name = config_.cdc.publication_name;
   opts.server_id = config_.cdc.server_id;
   opts.max_part_rows = std::max<size_t>(100, config_.cdc.batch_changes);
+  // A lone transaction is published maxDelayMs after it arrives, also on a quiet source.
+  opts.wake_interval = config_.cdc.max_delay;
 
   // Writers report what they committed; the source may release up to there.
   std::mutex fb_mu;

@@ -5,7 +5,8 @@
 //    thread (Next and Confirm from the same thread).
 //  - Next() returns whole committed transactions in commit order (large ones in parts, see
 //    ChangeTxn::final); never an aborted or uncommitted change. It returns kIdle when nothing
-//    arrived within the timeout (the caller then publishes progress, confirms, loops).
+//    arrived within the timeout (the caller then publishes progress, confirms, loops), at the
+//    latest options.wake_interval after the timeout.
 //  - Every transaction after options.start is returned exactly once per open; a transaction
 //    whose position is <= start is never returned (resume without duplicates).
 //  - Confirm(p): the target committed everything up to p. Only then may the source release
@@ -42,6 +43,11 @@ struct CdcOptions {
   // Parts of a large transaction hold at most this many rows.
   size_t max_part_rows = 10'000;
   std::chrono::milliseconds heartbeat{10'000};
+  // How late Next(timeout) may return past its timeout on a quiet source. A stream that cannot
+  // wait with a deadline (the MySQL/MariaDB binlog: a blocking fetch) asks the server for a
+  // heartbeat this often (at least 10 ms, at most 1 s), so a caller holding a small batch
+  // publishes it on time instead of when the next transaction arrives.
+  std::chrono::milliseconds wake_interval{1'000};
 };
 
 // A table's schema changed in the source (at this point of the change stream).

@@ -449,6 +449,36 @@ TEST_F(MysqlCdcTest, LostConnectionIsRetryable) {
   EXPECT_EQ(IdOf(ev2[0].txn.segments.at(0).rows, 0), 2);
 }
 
+// Next(timeout) on a quiet source comes back about wake_interval after its timeout, not when the
+// server's next event happens to arrive: the reader publishes a lone transaction on time.
+TEST_F(MysqlCdcTest, QuietSourceReturnsWithinTheWakeInterval) {
+  const std::string db = "cdc_quiet";
+  FreshDb(db);
+  Exec("CREATE TABLE t (id INT PRIMARY KEY)", db);
+  auto src = Source(db);
+  ASSERT_NE(src, nullptr);
+  CdcOptions o;
+  o.stream = "quiet";
+  o.wake_interval = std::chrono::milliseconds(20);
+  ASSERT_OK_AND_ASSIGN(auto stream, src->OpenChangeStream(o));
+  Exec("INSERT INTO t VALUES (1)", db);
+  ASSERT_EQ(Collect(stream.get(), 1).size(), 1u);
+
+  // 20 idle calls: without the short heartbeat each one waits for the default one (1 s).
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_OK_AND_ASSIGN(ChangeEvent e, stream->Next(std::chrono::milliseconds(5)));
+    EXPECT_EQ(e.kind, ChangeEvent::Kind::kIdle);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(8));
+
+  // A lone transaction after the quiet spell arrives in the next call that waits long enough.
+  Exec("INSERT INTO t VALUES (2)", db);
+  auto ev = Collect(stream.get(), 1);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(IdOf(ev[0].txn.segments.at(0).rows, 0), 2);
+}
+
 TEST_F(MysqlCdcTest, SnapshotHandOffHasNoGapAndNoDuplicate) {
   const std::string db = "cdc_handoff";
   FreshDb(db);

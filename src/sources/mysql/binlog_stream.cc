@@ -507,7 +507,10 @@ Status BinlogStream::Open() {
   alg_ = checksum == "CRC32" ? bl::ChecksumAlg::kCrc32 : bl::ChecksumAlg::kOff;
   DBS_RETURN_IF_ERROR(conn_->Exec("SET @master_binlog_checksum = @@GLOBAL.binlog_checksum", ctx));
   DBS_RETURN_IF_ERROR(conn_->Exec("SET @source_binlog_checksum = @@GLOBAL.binlog_checksum", ctx));
-  const auto period = std::clamp<int64_t>(options_.heartbeat.count(), 100, 1000);
+  // The fetch below blocks until an event arrives; on a quiet source only the server's
+  // heartbeat ends it, so its period bounds how late Next(timeout) returns (wake_interval).
+  const auto period = std::clamp<int64_t>(
+      std::min(options_.heartbeat.count(), options_.wake_interval.count()), 10, 1000);
   DBS_RETURN_IF_ERROR(
       conn_->Exec("SET @master_heartbeat_period = " + std::to_string(period * 1'000'000), ctx));
   if (mariadb_) {
