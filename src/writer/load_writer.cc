@@ -136,13 +136,16 @@ Status LoadWriter::Run() {
   cs.max_ack_pending = 4096;
   DBS_ASSIGN_OR_RETURN(auto consumer, bus::PullConsumer::Create(nats_, cs));
 
+  const int fetch_batch = static_cast<int>(std::clamp<uint32_t>(
+      options_.fetch_rows / std::max<uint32_t>(1, config_.bundle_size), 1,
+      static_cast<uint32_t>(std::max(1, options_.fetch_batch))));
   int backoff_ms = 100;
   while (!stop_.load()) {
     if (paused_.load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
-    DBS_ASSIGN_OR_RETURN(auto msgs, consumer->Fetch(options_.fetch_batch, options_.fetch_wait));
+    DBS_ASSIGN_OR_RETURN(auto msgs, consumer->Fetch(fetch_batch, options_.fetch_wait));
     if (msgs.empty()) {
       auto finished = CheckFinished(sink.get());
       if (!finished.ok()) {

@@ -32,7 +32,10 @@ namespace dbs {
 
 struct WriterOptions {
   std::string writer_id = "writer";
-  int fetch_batch = 128;  // messages per fetch
+  int fetch_batch = 128;  // messages per fetch, at most
+  // Rows per fetch, about: large bundles are fetched fewer at a time, so a writer's memory
+  // depends on neither the bundle size nor the table size (at least one bundle per fetch).
+  uint32_t fetch_rows = 12'800;
   std::chrono::milliseconds fetch_wait{250};
   std::chrono::milliseconds plan_timeout{120000};  // wait for the reader's plan
   // How long a fetched bundle may stay unacknowledged before JetStream hands it to another
