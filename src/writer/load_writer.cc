@@ -1,5 +1,6 @@
 #include "writer/load_writer.h"
 
+#include <algorithm>
 #include <thread>
 
 #include <nlohmann/json.hpp>
