@@ -9,12 +9,28 @@ namespace {
 constexpr char kMagic[4] = {'D', 'B', 'S', 'B'};
 constexpr size_t kHeaderSize = 24;
 constexpr uint16_t kFlagHasOps = 1;
+constexpr uint16_t kFlagPgCopy = 2;
 constexpr uint8_t kColHasNulls = 1;
 constexpr uint8_t kColHasUnchanged = 2;
 
 void PutU32(std::string* out, size_t at, uint32_t v) { std::memcpy(out->data() + at, &v, 4); }
 
+uint16_t LoadBE16(const char* p) {
+  return static_cast<uint16_t>((static_cast<uint8_t>(p[0]) << 8) | static_cast<uint8_t>(p[1]));
+}
+uint32_t LoadBE32(const char* p) {
+  return (static_cast<uint32_t>(static_cast<uint8_t>(p[0])) << 24) |
+         (static_cast<uint32_t>(static_cast<uint8_t>(p[1])) << 16) |
+         (static_cast<uint32_t>(static_cast<uint8_t>(p[2])) << 8) |
+         static_cast<uint32_t>(static_cast<uint8_t>(p[3]));
+}
+
 void EncodeBody(const Bundle& b, std::string* out) {
+  if (b.is_pg_copy()) {
+    for (uint32_t oid : b.pg_copy.type_oids) AppendLE<uint32_t>(out, oid);
+    out->append(b.pg_copy.tuples);
+    return;
+  }
   const size_t rows = b.rows();
   const size_t bitmap_bytes = (rows + 7) / 8;
   if (!b.ops.empty()) {
@@ -50,14 +66,48 @@ void EncodeBody(const Bundle& b, std::string* out) {
 
 }  // namespace
 
+Status ValidateCopyTuples(std::string_view t, size_t rows, size_t fields) {
+  size_t pos = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    if (t.size() - pos < 2) return Status::Corruption("COPY tuples: truncated");
+    if (LoadBE16(t.data() + pos) != fields) {
+      return Status::Corruption("COPY tuples: row " + std::to_string(r) + " has " +
+                                std::to_string(LoadBE16(t.data() + pos)) + " fields, expected " +
+                                std::to_string(fields));
+    }
+    pos += 2;
+    for (size_t f = 0; f < fields; ++f) {
+      if (t.size() - pos < 4) return Status::Corruption("COPY tuples: truncated");
+      const int32_t n = static_cast<int32_t>(LoadBE32(t.data() + pos));
+      pos += 4;
+      if (n == -1) continue;
+      if (n < 0 || t.size() - pos < static_cast<size_t>(n)) {
+        return Status::Corruption("COPY tuples: bad field length in row " + std::to_string(r));
+      }
+      pos += static_cast<size_t>(n);
+    }
+  }
+  if (pos != t.size()) return Status::Corruption("COPY tuples: bytes after the last row");
+  return Status::Ok();
+}
+
 size_t Bundle::ByteSize() const {
-  size_t n = ops.size();
+  size_t n = ops.size() + pg_copy.tuples.size() + 4 * pg_copy.type_oids.size();
   for (const ColumnVector& c : columns) n += c.ByteSize() + 4;
   return n;
 }
 
 Status Bundle::Validate() const {
   size_t n = rows();
+  if (is_pg_copy()) {
+    if (!columns.empty() || !ops.empty()) {
+      return Status::InvalidArgument("a bundle of COPY tuples has no columns or operations");
+    }
+    if (n > UINT32_MAX || pg_copy.type_oids.size() > 1600) {
+      return Status::InvalidArgument("bundle too large");
+    }
+    return ValidateCopyTuples(pg_copy.tuples, n, pg_copy.type_oids.size());
+  }
   for (size_t i = 0; i < columns.size(); ++i) {
     if (columns[i].size() != n) {
       return Status::InvalidArgument("bundle column " + std::to_string(i) + " has " +
@@ -81,9 +131,11 @@ Status EncodeBundle(const Bundle& bundle, const EncodeOptions& options, std::str
   out->append(kMagic, 4);
   AppendLE<uint8_t>(out, kBundleFormatVersion);
   AppendLE<uint8_t>(out, 0);  // compression, patched below
-  AppendLE<uint16_t>(out, bundle.ops.empty() ? 0 : kFlagHasOps);
+  AppendLE<uint16_t>(out, bundle.is_pg_copy() ? kFlagPgCopy : bundle.ops.empty() ? 0 : kFlagHasOps);
   AppendLE<uint32_t>(out, static_cast<uint32_t>(bundle.rows()));
-  AppendLE<uint32_t>(out, static_cast<uint32_t>(bundle.columns.size()));
+  AppendLE<uint32_t>(out,
+                     static_cast<uint32_t>(bundle.is_pg_copy() ? bundle.pg_copy.type_oids.size()
+                                                               : bundle.columns.size()));
   AppendLE<uint32_t>(out, 0);  // body size
   AppendLE<uint32_t>(out, 0);  // stored size
 
@@ -229,7 +281,8 @@ Result<Bundle> DecodeBundle(std::string_view bytes, const DecodeLimits& limits) 
                                " (this build reads version " +
                                std::to_string(kBundleFormatVersion) + ")");
   }
-  if (comp > static_cast<uint8_t>(Compression::kLz4) || (flags & ~kFlagHasOps) != 0) {
+  if (comp > static_cast<uint8_t>(Compression::kLz4) ||
+      (flags & ~(kFlagHasOps | kFlagPgCopy)) != 0 || flags == (kFlagHasOps | kFlagPgCopy)) {
     return Status::Corruption("bundle: bad header flags");
   }
   if (rows > limits.max_rows || ncols > limits.max_columns || body_size > limits.max_body_bytes) {
@@ -251,6 +304,22 @@ Result<Bundle> DecodeBundle(std::string_view bytes, const DecodeLimits& limits) 
 
   ByteReader r(body);
   Bundle b;
+  if (flags & kFlagPgCopy) {
+    if (ncols == 0) return Status::Corruption("bundle: COPY tuples without columns");
+    b.pg_copy.type_oids.resize(ncols);
+    for (uint32_t i = 0; i < ncols; ++i) {
+      if (!r.Read(&b.pg_copy.type_oids[i]) || b.pg_copy.type_oids[i] == 0) {
+        return Status::Corruption("bundle: bad COPY column type");
+      }
+    }
+    std::string_view tuples;
+    if (!r.Bytes(r.remaining(), &tuples)) return Status::Corruption("bundle: truncated");
+    DBS_RETURN_IF_ERROR(ValidateCopyTuples(tuples, rows, ncols));
+    b.pg_copy.tuples.assign(tuples);
+    b.pg_copy.rows = rows;
+    if (scratch.capacity() > (8u << 20)) std::string().swap(scratch);
+    return b;
+  }
   if (flags & kFlagHasOps) {
     std::string_view ops;
     if (!r.Bytes(rows, &ops)) return Status::Corruption("bundle: truncated row operations");

@@ -28,16 +28,37 @@ enum class RowOp : uint8_t {
   kUpdateBefore = 4,  // old image preceding a kUpdate row (when the key changed)
 };
 
+// Rows of a PostgreSQL source as its binary COPY sent them, for a PostgreSQL target that takes
+// them as they are (same-engine fast path, see docs/bundle-format.md). Each tuple: i16 field
+// count (= type_oids.size()), then per field an i32 length (-1: NULL) and that many bytes, all
+// big-endian; no COPY header or trailer.
+struct PgCopyRows {
+  std::vector<uint32_t> type_oids;  // per column: the built-in type the values are sent as
+  std::string tuples;
+  size_t rows = 0;
+};
+
 struct Bundle {
   std::vector<ColumnVector> columns;
   std::vector<RowOp> ops;  // empty, or one per row
+  // Set instead of `columns` (which is then empty) when the rows travel as COPY tuples.
+  PgCopyRows pg_copy;
 
-  size_t rows() const { return columns.empty() ? 0 : columns.front().size(); }
+  bool is_pg_copy() const { return !pg_copy.type_oids.empty(); }
+  size_t rows() const {
+    if (is_pg_copy()) return pg_copy.rows;
+    return columns.empty() ? 0 : columns.front().size();
+  }
   // Sum of the columns' ByteSize(): an upper-bound estimate of the uncompressed body.
   size_t ByteSize() const;
-  // OK when every column has rows() rows and ops is empty or has rows() entries.
+  // OK when every column has rows() rows and ops is empty or has rows() entries; for COPY
+  // tuples, when there are no columns or ops and the tuples are well-formed (ValidateCopyTuples).
   Status Validate() const;
 };
+
+// Checks that `tuples` holds exactly `rows` binary COPY tuples of `fields` fields each, every
+// length within the bytes. Corruption naming the first problem otherwise.
+Status ValidateCopyTuples(std::string_view tuples, size_t rows, size_t fields);
 
 struct EncodeOptions {
   Compression compression = Compression::kLz4;

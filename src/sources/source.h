@@ -42,6 +42,10 @@ struct ReadSpec {
   std::string query;                 // custom SELECT instead of the table; empty: none
   std::optional<KeyRange> range;     // chunk bounds; empty: the whole table
   uint64_t limit = 0;                // at most this many rows (0: all)
+  // PostgreSQL sources, for a PostgreSQL target: hand the rows over as binary COPY tuples
+  // (Bundle::pg_copy) when every column is of a built-in scalar type read without a cast; the
+  // reader decides, so a bundle may still come as columns.
+  bool pg_copy_rows = false;
 };
 
 class RowReader {

@@ -137,9 +137,9 @@ Status LoadWriter::Run() {
   cs.max_ack_pending = 4096;
   DBS_ASSIGN_OR_RETURN(auto consumer, bus::PullConsumer::Create(nats_, cs));
 
-  const int fetch_batch = static_cast<int>(std::clamp<uint32_t>(
-      options_.fetch_rows / std::max<uint32_t>(1, config_.bundle_size), 1,
-      static_cast<uint32_t>(std::max(1, options_.fetch_batch))));
+  const int fetch_batch = static_cast<int>(
+      std::clamp<uint32_t>(options_.fetch_rows / std::max<uint32_t>(1, config_.bundle_size), 1,
+                           static_cast<uint32_t>(std::max(1, options_.fetch_batch))));
   int backoff_ms = 100;
   while (!stop_.load()) {
     if (paused_.load()) {

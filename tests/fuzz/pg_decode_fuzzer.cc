@@ -9,7 +9,7 @@
 
 #include "core/array.h"
 #include "postgres/pg_binary.h"
-#include "sources/postgres/pg_decode.h"
+#include "postgres/pg_decode.h"
 
 namespace {
 

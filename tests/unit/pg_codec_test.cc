@@ -1,5 +1,5 @@
 // The PostgreSQL binary codecs without a server: values encoded for binary COPY FROM
-// (sinks/postgres/pg_encode.h) decode back to the same values (sources/postgres/pg_decode.h),
+// (sinks/postgres/pg_encode.h) decode back to the same values (postgres/pg_decode.h),
 // the byte layouts that differ from ours (timetz zone, interval order, bit header, arrays) are
 // PostgreSQL's, and malformed server bytes are rejected.
 #include <gtest/gtest.h>
@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "core/array.h"
+#include "core/schema.h"
 #include "core/temporal.h"
 #include "postgres/pg_binary.h"
+#include "postgres/pg_decode.h"
 #include "sinks/postgres/pg_encode.h"
-#include "sources/postgres/pg_decode.h"
 
 namespace dbs::pg {
 namespace {
@@ -207,6 +208,83 @@ TEST(PgCodec, RangeChecksAndZeroDates) {
   out.clear();
   s = EncodeCell(Encoder{Enc::kDate, L::kDate}, d, 0, ZeroDatePolicy::kError, &out);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+}
+
+// Binary COPY tuples as a PostgreSQL source sends them: (int4, text, jsonb) rows.
+std::string Tuple(std::optional<int32_t> i, std::optional<std::string> t,
+                  std::optional<std::string> j) {
+  std::string out;
+  AppendBE16(&out, 3);
+  if (i) {
+    AppendBE32(&out, 4);
+    AppendBE32(&out, static_cast<uint32_t>(*i));
+  } else {
+    AppendBE32(&out, 0xFFFFFFFFu);
+  }
+  for (const auto& v : {t, j ? std::optional<std::string>("\x01" + *j) : std::nullopt}) {
+    if (!v) {
+      AppendBE32(&out, 0xFFFFFFFFu);
+      continue;
+    }
+    AppendBE32(&out, static_cast<uint32_t>(v->size()));
+    out += *v;
+  }
+  return out;
+}
+
+TEST(PgCodec, CopyTuplesBecomeColumns) {
+  PgCopyRows rows;
+  rows.type_oids = {kOidInt4, kOidText, kOidJsonb};
+  rows.tuples = Tuple(7, "h\xC3\xA9llo", "{\"a\": 1}") + Tuple(std::nullopt, "", std::nullopt) +
+                Tuple(-2147483647 - 1, std::nullopt, "[]");
+  rows.rows = 3;
+  std::vector<Column> cols(3);
+  cols[0].name = "i";
+  cols[0].type = LogicalType::kInt32;
+  cols[1].name = "t";
+  cols[1].type = LogicalType::kText;
+  cols[2].name = "j";
+  cols[2].type = LogicalType::kJson;
+  auto decoded = DecodeCopyRows(rows, cols);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  const Bundle& b = *decoded;
+  ASSERT_EQ(b.rows(), 3u);
+  EXPECT_EQ(b.columns[0].Get(0).ToString(), "7");
+  EXPECT_TRUE(b.columns[0].IsNull(1));
+  EXPECT_EQ(b.columns[0].Get(2).ToString(), "-2147483648");
+  EXPECT_EQ(b.columns[1].Get(0).ToString(), "h\xC3\xA9llo");
+  EXPECT_FALSE(b.columns[1].IsNull(1));
+  EXPECT_EQ(b.columns[1].Get(1).ToString(), "");
+  EXPECT_TRUE(b.columns[1].IsNull(2));
+  EXPECT_EQ(b.columns[2].Get(0).ToString(), "{\"a\": 1}");
+  EXPECT_TRUE(b.columns[2].IsNull(1));
+
+  // A type that does not give the column's logical type, a wrong column count, a user type.
+  cols[0].type = LogicalType::kText;
+  EXPECT_EQ(DecodeCopyRows(rows, cols).status().code(), StatusCode::kInvalidArgument);
+  cols[0].type = LogicalType::kInt32;
+  EXPECT_EQ(DecodeCopyRows(rows, {cols[0], cols[1]}).status().code(), StatusCode::kInvalidArgument);
+  PgCopyRows user = rows;
+  user.type_oids[1] = 16385;
+  EXPECT_EQ(DecodeCopyRows(user, cols).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(BuiltinWire(16385).has_value());
+  EXPECT_EQ(BuiltinWire(kOidTimestampTz), Wire::kTimestamp);
+
+  // Malformed tuples: every truncation, a wrong field count, a negative length.
+  for (size_t n = 0; n < rows.tuples.size(); ++n) {
+    PgCopyRows cut = rows;
+    cut.tuples.resize(n);
+    EXPECT_EQ(DecodeCopyRows(cut, cols).status().code(), StatusCode::kCorruption) << n;
+  }
+  PgCopyRows bad = rows;
+  bad.tuples[1] = 4;
+  EXPECT_EQ(DecodeCopyRows(bad, cols).status().code(), StatusCode::kCorruption);
+  bad = rows;
+  bad.tuples[2] = '\x80';
+  EXPECT_EQ(DecodeCopyRows(bad, cols).status().code(), StatusCode::kCorruption);
+  bad = rows;
+  bad.rows = 4;
+  EXPECT_EQ(DecodeCopyRows(bad, cols).status().code(), StatusCode::kCorruption);
 }
 
 }  // namespace

@@ -655,6 +655,11 @@ Result<size_t> MysqlSink::ApplyOnce(const std::vector<BundleRef>& bundles) {
     if (b.table == nullptr || b.bundle == nullptr) {
       return Status::InvalidArgument("bundle " + b.id + " has no table or data");
     }
+    if (b.bundle->is_pg_copy()) {
+      return Status::InvalidArgument("bundle " + b.id +
+                                     " holds PostgreSQL COPY tuples, which only a PostgreSQL "
+                                     "target takes");
+    }
     DBS_ASSIGN_OR_RETURN(plans[i], PlanFor(*b.table));
     if (b.bundle->columns.size() != plans[i]->source_columns) {
       return Status::InvalidArgument(

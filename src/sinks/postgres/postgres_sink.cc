@@ -8,6 +8,7 @@
 #include "core/logging.h"
 #include "postgres/pg_binary.h"
 #include "postgres/pg_client.h"
+#include "postgres/pg_decode.h"
 #include "postgres/pg_types.h"
 #include "sinks/change_plan.h"
 #include "sinks/postgres/pg_encode.h"
@@ -63,6 +64,7 @@ struct TargetColumn {
   size_t source_index = 0;  // in the source TableSchema, i.e. the bundle's columns
   std::string name;
   std::string target_type;  // format_type of the target column
+  uint32_t type_oid = 0;    // the target column's type
   pg::Encoder encoder;      // into the target type, or into stage_type when staged
   bool staged = false;
   std::string stage_type;
@@ -159,6 +161,11 @@ class PostgresSink : public Sink {
   Status WriteTable(TargetInfo* target, const std::vector<const BundleRef*>& bundles);
   Status CopyRows(const TargetInfo& target, const std::string& copy_sql,
                   const std::vector<const BundleRef*>& bundles, bool with_ord);
+  // Bundles of COPY tuples (Bundle::pg_copy) that TakesCopyTuples accepted, sent as they are.
+  Status CopyTuples(const TargetInfo& target, const std::string& copy_sql,
+                    const std::vector<const BundleRef*>& bundles);
+  // Ends a COPY started with copy_sql: aborts it when `failed`, else returns the server's verdict.
+  Status EndCopy(Status failed, const std::string& ctx);
   Status Flush(const std::string& display);
 
   // --- CDC (ApplyChanges) ---
@@ -324,6 +331,7 @@ Result<TargetInfo> PostgresSink::LoadTarget(const TableSchema& t) {
     tc.source_index = i;
     tc.name = c.name;
     tc.target_type = a->formatted;
+    tc.type_oid = a->type_oid;
     const pg::TypeInfo* base = types_.Base(a->type_oid);
     std::optional<pg::Encoder> enc;
     if (base != nullptr) enc = pg::ChooseEncoder(c.type, c.element_type, *base, types_);
@@ -607,8 +615,12 @@ Status PostgresSink::CopyRows(const TargetInfo& target, const std::string& copy_
   }
   copy_buf_.clear();
   if (copy_buf_.capacity() > 4 * kCopyFlushBytes) copy_buf_.shrink_to_fit();
-  // End the COPY; abort it when the data could not be built (the server then reports an error
-  // that is not the interesting one).
+  return EndCopy(std::move(failed), ctx);
+}
+
+Status PostgresSink::EndCopy(Status failed, const std::string& ctx) {
+  // Abort the COPY when the data could not be built (the server then reports an error that is
+  // not the interesting one).
   if (PQputCopyEnd(conn(), failed.ok() ? nullptr : "dbstreams: aborted") != 1 && failed.ok()) {
     failed = pg::ErrorStatus(conn(), nullptr, ctx);
   }
@@ -621,7 +633,90 @@ Status PostgresSink::CopyRows(const TargetInfo& target, const std::string& copy_
   return failed;
 }
 
+// Whether the target takes `b`'s COPY tuples as they are: the same columns in the same order, of
+// the same built-in types, no staging (the COPY goes straight into the table).
+bool TakesCopyTuples(const TargetInfo& target, const Bundle& b) {
+  const std::vector<uint32_t>& oids = b.pg_copy.type_oids;
+  if (target.stage || target.columns.size() != oids.size()) return false;
+  for (size_t i = 0; i < oids.size(); ++i) {
+    if (target.columns[i].source_index != i || target.columns[i].type_oid != oids[i]) return false;
+  }
+  return true;
+}
+
+Status PostgresSink::CopyTuples(const TargetInfo& target, const std::string& copy_sql,
+                                const std::vector<const BundleRef*>& bundles) {
+  const std::string ctx = "writing " + target.display + " (bundles " + bundles.front()->id +
+                          " .. " + bundles.back()->id + ", rows as the source sent them)";
+  ResultPtr start(PQexec(conn(), copy_sql.c_str()));
+  if (PQresultStatus(start.get()) != PGRES_COPY_IN) {
+    return pg::ErrorStatus(conn(), start.get(), ctx);
+  }
+  Status failed;
+  auto put = [&](const char* data, size_t n) {
+    if (failed.ok() && PQputCopyData(conn(), data, static_cast<int>(n)) != 1) {
+      failed = pg::ErrorStatus(conn(), nullptr, ctx);
+    }
+  };
+  put(kCopyHeader, kCopyHeaderLen);
+  for (const BundleRef* ref : bundles) {
+    const std::string& t = ref->bundle->pg_copy.tuples;
+    for (size_t at = 0; at < t.size() && failed.ok(); at += kCopyFlushBytes) {
+      put(t.data() + at, std::min(kCopyFlushBytes, t.size() - at));
+    }
+  }
+  const char trailer[2] = {'\xff', '\xff'};
+  put(trailer, 2);
+  return EndCopy(std::move(failed), ctx);
+}
+
 Status PostgresSink::WriteTable(TargetInfo* target, const std::vector<const BundleRef*>& bundles) {
+  // COPY tuples go in as they are when the table takes them; otherwise they are decoded into
+  // columns and written like any other bundle.
+  bool any_tuples = false, as_tuples = true;
+  for (const BundleRef* ref : bundles) {
+    const Bundle& b = *ref->bundle;
+    if (!b.is_pg_copy()) {
+      as_tuples = false;
+      continue;
+    }
+    any_tuples = true;
+    DBS_RETURN_IF_ERROR(b.Validate().WithContext("bundle " + ref->id));
+    if (b.pg_copy.type_oids.size() != ref->table->columns.size()) {
+      return Status::InvalidArgument("bundle " + ref->id + " has " +
+                                     std::to_string(b.pg_copy.type_oids.size()) +
+                                     " columns, table " + ref->table->QualifiedName() + " has " +
+                                     std::to_string(ref->table->columns.size()));
+    }
+    as_tuples = as_tuples && TakesCopyTuples(*target, b);
+  }
+  if (any_tuples) {
+    if (as_tuples) {
+      std::vector<std::string> cols;
+      for (const TargetColumn& tc : target->columns) cols.push_back(pg::QuoteIdent(tc.name));
+      return CopyTuples(
+          *target,
+          "COPY " + target->quoted + " (" + Join(cols, ", ") + ") FROM STDIN (FORMAT binary)",
+          bundles);
+    }
+    std::vector<Bundle> decoded;
+    decoded.reserve(bundles.size());  // stable addresses for the refs below
+    std::vector<BundleRef> refs;
+    refs.reserve(bundles.size());
+    for (const BundleRef* ref : bundles) {
+      if (!ref->bundle->is_pg_copy()) {
+        refs.push_back(*ref);
+        continue;
+      }
+      auto d = pg::DecodeCopyRows(ref->bundle->pg_copy, ref->table->columns);
+      if (!d.ok()) return d.status().WithContext("bundle " + ref->id);
+      decoded.push_back(std::move(d).value());
+      refs.push_back({ref->id, ref->table, &decoded.back()});
+    }
+    std::vector<const BundleRef*> ptrs;
+    for (const BundleRef& r : refs) ptrs.push_back(&r);
+    return WriteTable(target, ptrs);
+  }
   for (const BundleRef* ref : bundles) {
     const TableSchema& t = *ref->table;
     const Bundle& b = *ref->bundle;

@@ -16,7 +16,7 @@
 #include "core/temporal.h"
 #include "postgres/pg_binary.h"
 #include "sources/postgres/catalog.h"
-#include "sources/postgres/pg_decode.h"
+#include "postgres/pg_decode.h"
 #include "sources/postgres/pg_text.h"
 #include "sources/postgres/pgoutput.h"
 #include "sources/postgres/row_reader.h"

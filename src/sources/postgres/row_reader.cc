@@ -3,9 +3,9 @@
 #include <optional>
 
 #include "postgres/pg_binary.h"
+#include "postgres/pg_decode.h"
 #include "postgres/pg_types.h"
 #include "sources/postgres/catalog.h"
-#include "sources/postgres/pg_decode.h"
 
 namespace dbs::pg {
 
@@ -126,8 +126,13 @@ Status PlanColumn(const Column& c, const TypeCache& types, uint32_t oid, const s
 
 class PgRowReader : public RowReader {
  public:
-  PgRowReader(ConnPtr conn, std::string table, std::vector<FieldPlan> plans)
-      : conn_(std::move(conn)), table_(std::move(table)), plans_(std::move(plans)) {}
+  // `copy_oids` non-empty: rows are handed over as COPY tuples of these types (Bundle::pg_copy).
+  PgRowReader(ConnPtr conn, std::string table, std::vector<FieldPlan> plans,
+              std::vector<uint32_t> copy_oids)
+      : conn_(std::move(conn)),
+        table_(std::move(table)),
+        plans_(std::move(plans)),
+        copy_oids_(std::move(copy_oids)) {}
 
   Result<bool> Next(Bundle* out, size_t max_rows, size_t max_bytes) override;
 
@@ -142,10 +147,13 @@ class PgRowReader : public RowReader {
   Status ParseHeader();
   // Decodes one tuple at pos_ into *out; sets *trailer when it was the end marker instead.
   Status ParseTuple(Bundle* out, bool* trailer, size_t* bytes);
+  // The same for a bundle of COPY tuples: checks the tuple's lengths and copies its bytes.
+  Status CopyTuple(Bundle* out, bool* trailer, size_t* bytes);
 
   ConnPtr conn_;
   std::string table_;
   std::vector<FieldPlan> plans_;
+  std::vector<uint32_t> copy_oids_;
   DecodeScratch scratch_;
   FreePtr buf_;
   size_t len_ = 0;
@@ -157,6 +165,14 @@ class PgRowReader : public RowReader {
 };
 
 Status PgRowReader::PrepareBundle(Bundle* out) const {
+  if (!copy_oids_.empty()) {
+    if (out->rows() != 0 && out->pg_copy.type_oids != copy_oids_) {
+      return Status::InvalidArgument("bundle holds other rows than the COPY tuples read");
+    }
+    out->columns.clear();
+    out->pg_copy.type_oids = copy_oids_;
+    return Status::Ok();
+  }
   if (out->columns.empty()) {
     out->columns.reserve(plans_.size());
     for (const FieldPlan& p : plans_) out->columns.emplace_back(p.type, p.element_type);
@@ -249,6 +265,34 @@ Status PgRowReader::ParseTuple(Bundle* out, bool* trailer, size_t* bytes) {
   return Status::Ok();
 }
 
+Status PgRowReader::CopyTuple(Bundle* out, bool* trailer, size_t* bytes) {
+  const char* p = buf_.get();
+  auto corrupt = [&](const char* what) {
+    return Status::Corruption("reading " + table_ + ": malformed COPY row (" + what + ")");
+  };
+  const size_t start = pos_;
+  if (len_ - pos_ < 2) return corrupt("truncated");
+  const int16_t fields = static_cast<int16_t>(LoadBE16(p + pos_));
+  pos_ += 2;
+  if (fields == -1) {
+    *trailer = true;
+    return Status::Ok();
+  }
+  if (static_cast<size_t>(fields) != copy_oids_.size()) return corrupt("field count");
+  for (size_t i = 0; i < copy_oids_.size(); ++i) {
+    if (len_ - pos_ < 4) return corrupt("truncated");
+    const int32_t n = static_cast<int32_t>(LoadBE32(p + pos_));
+    pos_ += 4;
+    if (n == -1) continue;
+    if (n < 0 || len_ - pos_ < static_cast<size_t>(n)) return corrupt("truncated");
+    pos_ += static_cast<size_t>(n);
+  }
+  out->pg_copy.tuples.append(p + start, pos_ - start);
+  ++out->pg_copy.rows;
+  *bytes += pos_ - start;
+  return Status::Ok();
+}
+
 Result<bool> PgRowReader::Next(Bundle* out, size_t max_rows, size_t max_bytes) {
   if (!failed_.ok()) return failed_;
   if (done_) return false;
@@ -270,7 +314,8 @@ Result<bool> PgRowReader::Next(Bundle* out, size_t max_rows, size_t max_bytes) {
     }
     if (trailer_seen_) return Fail(Status::Corruption("reading " + table_ + ": data after end"));
     bool trailer = false;
-    Status s = ParseTuple(out, &trailer, &bytes);
+    Status s =
+        copy_oids_.empty() ? ParseTuple(out, &trailer, &bytes) : CopyTuple(out, &trailer, &bytes);
     if (!s.ok()) return Fail(std::move(s));
     if (trailer) {
       trailer_seen_ = true;
@@ -355,13 +400,20 @@ Result<std::unique_ptr<RowReader>> OpenRowReader(ConnPtr conn, const ReadSpec& s
 
   std::vector<FieldPlan> plans(columns.size());
   std::string select;
+  // COPY tuples pass through when every column is a built-in scalar sent as it is.
+  std::vector<uint32_t> copy_oids;
+  bool as_copy = spec.pg_copy_rows;
   for (size_t i = 0; i < columns.size(); ++i) {
     std::string expr;
-    DBS_RETURN_IF_ERROR(PlanColumn(*columns[i], types, oids[i], QuoteIdent(columns[i]->name),
-                                   display, &expr, &plans[i]));
+    const std::string ref = QuoteIdent(columns[i]->name);
+    DBS_RETURN_IF_ERROR(PlanColumn(*columns[i], types, oids[i], ref, display, &expr, &plans[i]));
     if (i) select += ", ";
     select += expr;
+    const std::optional<Wire> builtin = BuiltinWire(oids[i]);
+    as_copy = as_copy && expr == ref && builtin && *builtin == plans[i].wire;
+    copy_oids.push_back(oids[i]);
   }
+  if (!as_copy) copy_oids.clear();
 
   std::string where;
   if (spec.range) {
@@ -383,8 +435,8 @@ Result<std::unique_ptr<RowReader>> OpenRowReader(ConnPtr conn, const ReadSpec& s
 
   ResultPtr res(PQexec(c, sql.c_str()));
   if (PQresultStatus(res.get()) != PGRES_COPY_OUT) return ErrorStatus(c, res.get(), ctx);
-  return std::unique_ptr<RowReader>(
-      std::make_unique<PgRowReader>(std::move(conn), display, std::move(plans)));
+  return std::unique_ptr<RowReader>(std::make_unique<PgRowReader>(
+      std::move(conn), display, std::move(plans), std::move(copy_oids)));
 }
 
 }  // namespace dbs::pg

@@ -13,6 +13,10 @@
 //    composites, ... as `col::text`; arrays of them as `col::text[]`), money as `col::numeric`,
 //    PostGIS geometry/geography as int4send(ST_SRID(col)) || ST_AsBinary(col).
 //
+// With ReadSpec::pg_copy_rows, when every column is a built-in scalar read without a cast (see
+// BuiltinWire), Next() does not decode: it checks each tuple's lengths and appends its bytes to
+// the bundle's pg_copy (the columns are cleared), for a PostgreSQL target to COPY as they are.
+//
 // Memory: one CopyData row buffer at a time plus what Next() appends to the caller's bundle.
 // Not thread-safe (one reader per thread). On an error the bundle passed to Next() is left in an
 // unspecified state (columns may differ in length) and must be discarded; the reader then keeps
@@ -24,8 +28,8 @@
 
 #include "core/result.h"
 #include "postgres/pg_client.h"
+#include "postgres/pg_decode.h"
 #include "postgres/pg_types.h"
-#include "sources/postgres/pg_decode.h"
 #include "sources/source.h"
 
 namespace dbs::pg {

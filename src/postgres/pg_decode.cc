@@ -1,4 +1,4 @@
-#include "sources/postgres/pg_decode.h"
+#include "postgres/pg_decode.h"
 
 #include "core/array.h"
 #include "core/bytes.h"
@@ -297,6 +297,101 @@ Status DecodeField(const FieldPlan& plan, std::string_view bytes, ColumnVector* 
   DBS_RETURN_IF_ERROR(ConvertArray(plan, bytes, &scratch->value, &scratch->element));
   col->AppendBytes(scratch->value);
   return Status::Ok();
+}
+
+std::optional<Wire> BuiltinWire(uint32_t oid) {
+  switch (oid) {
+    case 16:
+      return Wire::kBool;
+    case 21:
+      return Wire::kInt2;
+    case 23:
+      return Wire::kInt4;
+    case 20:
+      return Wire::kInt8;
+    case 26:  // oid
+    case 28:  // xid
+    case 29:  // cid
+      return Wire::kUInt32;
+    case 5069:
+      return Wire::kUInt64;  // xid8
+    case 700:
+      return Wire::kFloat4;
+    case 701:
+      return Wire::kFloat8;
+    case 1700:
+      return Wire::kNumeric;
+    case 25:    // text
+    case 1043:  // varchar
+    case 19:    // name
+    case 17:    // bytea
+    case 114:   // json
+      return Wire::kRaw;
+    case 1042:
+      return Wire::kBpchar;
+    case 3802:
+      return Wire::kJsonb;
+    case 2950:
+      return Wire::kUuid;
+    case 1560:  // bit
+    case 1562:  // varbit
+      return Wire::kBit;
+    case 1082:
+      return Wire::kDate;
+    case 1083:
+      return Wire::kTime;
+    case 1266:
+      return Wire::kTimeTz;
+    case 1114:  // timestamp
+    case 1184:  // timestamptz
+      return Wire::kTimestamp;
+    case 1186:
+      return Wire::kInterval;
+    default:
+      return std::nullopt;
+  }
+}
+
+Result<Bundle> DecodeCopyRows(const PgCopyRows& rows, const std::vector<Column>& columns) {
+  const size_t n = rows.type_oids.size();
+  if (n != columns.size()) {
+    return Status::InvalidArgument("COPY tuples have " + std::to_string(n) +
+                                   " columns, the table " + std::to_string(columns.size()));
+  }
+  std::vector<FieldPlan> plans(n);
+  Bundle out;
+  out.columns.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::optional<Wire> w = BuiltinWire(rows.type_oids[i]);
+    if (!w || !WireFits(*w, columns[i].type)) {
+      return Status::InvalidArgument("column " + columns[i].name + ": COPY values of type " +
+                                     std::to_string(rows.type_oids[i]) + " do not give " +
+                                     std::string(LogicalTypeName(columns[i].type)));
+    }
+    plans[i].type = columns[i].type;
+    plans[i].wire = *w;
+    out.columns.emplace_back(columns[i].type, columns[i].element_type);
+  }
+  DBS_RETURN_IF_ERROR(ValidateCopyTuples(rows.tuples, rows.rows, n));
+  DecodeScratch scratch;
+  const char* p = rows.tuples.data();
+  size_t pos = 0;
+  for (size_t r = 0; r < rows.rows; ++r) {
+    pos += 2;  // field count, checked above
+    for (size_t i = 0; i < n; ++i) {
+      const int32_t len = static_cast<int32_t>(LoadBE32(p + pos));
+      pos += 4;
+      if (len == -1) {
+        out.columns[i].AppendNull();
+        continue;
+      }
+      Status s = DecodeField(plans[i], std::string_view(p + pos, static_cast<size_t>(len)),
+                             &out.columns[i], &scratch);
+      if (!s.ok()) return s.WithContext("column " + columns[i].name);
+      pos += static_cast<size_t>(len);
+    }
+  }
+  return out;
 }
 
 }  // namespace dbs::pg

@@ -12,10 +12,15 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "core/bundle.h"
 #include "core/column.h"
+#include "core/result.h"
+#include "core/schema.h"
 #include "core/status.h"
 #include "core/types.h"
 
@@ -65,5 +70,14 @@ Status DecodeField(const FieldPlan& plan, std::string_view bytes, ColumnVector* 
 
 // Whether `wire` produces values of logical type `type` (the pairs DecodeField supports).
 bool WireFits(Wire wire, LogicalType type);
+
+// The wire form of a built-in scalar type (an OID below 10000, the same on every server) that
+// binary COPY sends as is; nullopt for other types, arrays and user-defined types.
+std::optional<Wire> BuiltinWire(uint32_t oid);
+
+// Turns a bundle of COPY tuples (Bundle::pg_copy) into a bundle of columns of `columns`' logical
+// types: what a sink does when its target cannot take the tuples as they are. InvalidArgument
+// when the column counts differ or a type does not fit; Corruption for malformed tuples.
+Result<Bundle> DecodeCopyRows(const PgCopyRows& rows, const std::vector<Column>& columns);
 
 }  // namespace dbs::pg
