@@ -136,11 +136,37 @@ binpipe() {
 }
 run "binary COPY pipe (no index)" d8 public.t bash -c "$(declare -f binpipe); PGBASE=$PGBASE; binpipe"
 
+# rate I: rows/s of results[I], 0 when it failed.
+rate() {
+  local name wall
+  IFS='|' read -r name wall _ <<< "${results[$1]}"
+  if [ "$wall" = FAILED ]; then echo 0; else echo "$ROWS / $wall" | bc -l; fi
+}
+# ratio I J: results[I]'s rows/s over results[J]'s.
+ratio() {
+  local a b
+  a=$(rate "$1"); b=$(rate "$2")
+  if [ "$(echo "$a > 0 && $b > 0" | bc)" = 1 ]; then printf "%.2fx" "$(echo "$a / $b" | bc -l)"
+  else echo "n/a"; fi
+}
+summary() {
+  echo "== $ROWS rows, $(nproc) cores, $(date -u +%Y-%m-%d)"
+  printf "%-34s %9s %9s %8s %9s %s\n" method seconds rows/s MB/s cpu-s peakRSS-MB
+  for r in "${results[@]}"; do
+    IFS='|' read -r name wall cpu rss ok <<< "$r"
+    if [ "$wall" = FAILED ]; then printf "%-34s FAILED\n" "$name"; continue; fi
+    printf "%-34s %9.1f %9.0f %8.1f %9.1f %6s %s\n" "$name" "$wall" \
+      "$(echo "$ROWS / $wall" | bc -l)" "$(echo "$BYTES / 1048576 / $wall" | bc -l)" "$cpu" "$rss" "$ok"
+  done
+  echo
+  echo "ratios: dbstreams rows/s over the peer's (issue targets in brackets)"
+  printf "%-52s %11s %11s\n" "" "bundle 100" "bundle 5000"
+  printf "%-52s %11s %11s\n" "MariaDB -> PostgreSQL vs pgloader (3x)" "$(ratio 0 2)" "$(ratio 1 2)"
+  printf "%-52s %11s %11s\n" "MariaDB -> PostgreSQL vs text pipe (>1x)" "$(ratio 0 3)" "$(ratio 1 3)"
+  printf "%-52s %11s %11s\n" "PostgreSQL -> PostgreSQL vs pgcopydb (1.3x)" "$(ratio 4 6)" "$(ratio 5 6)"
+  printf "%-52s %11s %11s\n" "PostgreSQL -> PostgreSQL vs binary COPY pipe (0.7x)" "$(ratio 4 7)" \
+    "$(ratio 5 7)"
+}
+mkdir -p bench/results
 echo
-printf "%-34s %9s %9s %8s %9s %s\n" method seconds rows/s MB/s cpu-s peakRSS-MB
-for r in "${results[@]}"; do
-  IFS='|' read -r name wall cpu rss ok <<< "$r"
-  if [ "$wall" = FAILED ]; then printf "%-34s FAILED\n" "$name"; continue; fi
-  printf "%-34s %9.1f %9.0f %8.1f %9.1f %6s %s\n" "$name" "$wall" "$(echo "$ROWS / $wall" | bc -l)" \
-    "$(echo "$BYTES / 1048576 / $wall" | bc -l)" "$cpu" "$rss" "$ok"
-done
+summary | tee "bench/results/load-$(date -u +%Y%m%d-%H%M%S).txt"
