@@ -59,6 +59,21 @@ psql -q "$PGBASE/bench" -c "VACUUM ANALYZE t"
 BYTES=$(psql -tA "$PGBASE/bench" -c "SELECT pg_table_size('t')")
 
 results=()
+# settle: waits (at most two minutes) until the machine is idle, i.e. under 10 % CPU busy over
+# a second. The servers keep working after a load (InnoDB purge and page flushing after the
+# generated table, PostgreSQL's autovacuum after the previous method); that work must not land
+# in whichever method happens to come next.
+settle() {
+  local i a b busy
+  for i in $(seq 1 120); do
+    a=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat)
+    sleep 1
+    b=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat)
+    busy=$(echo "$a $b" | awk '{d=$4-$2; print (d > 0 ? int(100 * ($3 - $1) / d) : 0)}')
+    [ "$busy" -lt 10 ] && return 0
+  done
+  echo "   (the machine did not become idle; measuring anyway)"
+}
 # run NAME DB_TO_CHECK TABLE COMMAND...: times a method, checks the row count, records a line.
 run() {
   local name=$1 db=$2 table=$3; shift 3
@@ -67,6 +82,7 @@ run() {
   # are written out first, not during the next method's timing.
   psql -q "$PGBASE/postgres" -c "CHECKPOINT"
   "${M[@]}" -e "FLUSH TABLES" && sync
+  settle
   local t0 t1
   t0=$(date +%s.%N)
   /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" > "$work/$db.out" 2>&1 ||
