@@ -15,16 +15,6 @@ constexpr uint8_t kColHasUnchanged = 2;
 
 void PutU32(std::string* out, size_t at, uint32_t v) { std::memcpy(out->data() + at, &v, 4); }
 
-uint16_t LoadBE16(const char* p) {
-  return static_cast<uint16_t>((static_cast<uint8_t>(p[0]) << 8) | static_cast<uint8_t>(p[1]));
-}
-uint32_t LoadBE32(const char* p) {
-  return (static_cast<uint32_t>(static_cast<uint8_t>(p[0])) << 24) |
-         (static_cast<uint32_t>(static_cast<uint8_t>(p[1])) << 16) |
-         (static_cast<uint32_t>(static_cast<uint8_t>(p[2])) << 8) |
-         static_cast<uint32_t>(static_cast<uint8_t>(p[3]));
-}
-
 void EncodeBody(const Bundle& b, std::string* out) {
   if (b.is_pg_copy()) {
     for (uint32_t oid : b.pg_copy.type_oids) AppendLE<uint32_t>(out, oid);

@@ -16,6 +16,50 @@ namespace dbs {
 static_assert(std::endian::native == std::endian::little,
               "the wire formats are little-endian and so is every supported host");
 
+// Big-endian integers (PostgreSQL's wire and binary COPY formats).
+inline uint16_t LoadBE16(const char* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return __builtin_bswap16(v);
+}
+inline uint32_t LoadBE32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return __builtin_bswap32(v);
+}
+inline uint64_t LoadBE64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return __builtin_bswap64(v);
+}
+inline void StoreBE16(char* p, uint16_t v) {
+  v = __builtin_bswap16(v);
+  std::memcpy(p, &v, 2);
+}
+inline void StoreBE32(char* p, uint32_t v) {
+  v = __builtin_bswap32(v);
+  std::memcpy(p, &v, 4);
+}
+inline void StoreBE64(char* p, uint64_t v) {
+  v = __builtin_bswap64(v);
+  std::memcpy(p, &v, 8);
+}
+inline void AppendBE16(std::string* out, uint16_t v) {
+  char b[2];
+  StoreBE16(b, v);
+  out->append(b, 2);
+}
+inline void AppendBE32(std::string* out, uint32_t v) {
+  char b[4];
+  StoreBE32(b, v);
+  out->append(b, 4);
+}
+inline void AppendBE64(std::string* out, uint64_t v) {
+  char b[8];
+  StoreBE64(b, v);
+  out->append(b, 8);
+}
+
 class ByteReader {
  public:
   explicit ByteReader(std::string_view data) : data_(data) {}

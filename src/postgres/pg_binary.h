@@ -1,4 +1,4 @@
-// PostgreSQL binary wire helpers: big-endian integers and the numeric send/recv format.
+// PostgreSQL binary wire helpers: the numeric send/recv format (big-endian integers: core/bytes.h).
 //
 // The binary formats are those of the types' *send/*recv functions (binary COPY, binary
 // parameters and results). All functions are pure and thread-safe; decoders of server bytes
@@ -10,52 +10,21 @@
 #include <string>
 #include <string_view>
 
+#include "core/bytes.h"
 #include "core/status.h"
 
 namespace dbs::pg {
 
-inline uint16_t LoadBE16(const char* p) {
-  uint16_t v;
-  std::memcpy(&v, p, 2);
-  return __builtin_bswap16(v);
-}
-inline uint32_t LoadBE32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return __builtin_bswap32(v);
-}
-inline uint64_t LoadBE64(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return __builtin_bswap64(v);
-}
-inline void StoreBE16(char* p, uint16_t v) {
-  v = __builtin_bswap16(v);
-  std::memcpy(p, &v, 2);
-}
-inline void StoreBE32(char* p, uint32_t v) {
-  v = __builtin_bswap32(v);
-  std::memcpy(p, &v, 4);
-}
-inline void StoreBE64(char* p, uint64_t v) {
-  v = __builtin_bswap64(v);
-  std::memcpy(p, &v, 8);
-}
-inline void AppendBE16(std::string* out, uint16_t v) {
-  char b[2];
-  StoreBE16(b, v);
-  out->append(b, 2);
-}
-inline void AppendBE32(std::string* out, uint32_t v) {
-  char b[4];
-  StoreBE32(b, v);
-  out->append(b, 4);
-}
-inline void AppendBE64(std::string* out, uint64_t v) {
-  char b[8];
-  StoreBE64(b, v);
-  out->append(b, 8);
-}
+// The big-endian helpers live in core/bytes.h; pg:: names them too.
+using dbs::AppendBE16;
+using dbs::AppendBE32;
+using dbs::AppendBE64;
+using dbs::LoadBE16;
+using dbs::LoadBE32;
+using dbs::LoadBE64;
+using dbs::StoreBE16;
+using dbs::StoreBE32;
+using dbs::StoreBE64;
 
 // numeric's binary form: i16 ndigits, i16 weight, u16 sign, u16 dscale, then ndigits base-10000
 // digits (i16 each, most significant first); the value is sum(digit[i] * 10000^(weight - i)).
