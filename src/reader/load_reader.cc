@@ -355,8 +355,8 @@ Result<ReaderStats> LoadReader::Run() {
       rs.limit = config_.limits.rows;
       // Same engine: PostgreSQL rows may travel as the source's COPY tuples (no decode here, no
       // encode in the writer); the writer decodes them itself when its table needs that.
-      rs.pg_copy_rows = config_.source.engine == Engine::kPostgres &&
-                        config_.target.engine == Engine::kPostgres && options_.pg_copy_rows;
+      rs.pg_copy_rows =
+          config_.source.engine == Engine::kPostgres && config_.target.engine == Engine::kPostgres;
       auto reader = snapshot->OpenReader(rs);
       if (!reader.ok()) return fail(reader.status());
       uint64_t seq = 0, rows = 0, bundles = 0;

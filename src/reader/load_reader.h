@@ -56,9 +56,6 @@ struct LoadReaderOptions {
   bool read_data = true;
   // Encoded bundle bytes allowed on the bus ahead of the writers' acknowledgements.
   uint64_t max_unacked_bytes = 64ull << 20;
-  // PostgreSQL to PostgreSQL: send rows as the source's binary COPY tuples where the columns
-  // allow it (ReadSpec::pg_copy_rows). False: always as columns.
-  bool pg_copy_rows = true;
 };
 
 class LoadReader {
