@@ -145,10 +145,9 @@ class PgRowReader : public RowReader {
   // Reads the next CopyData message into buf_; sets done_ at the end of the data.
   Status Fetch();
   Status ParseHeader();
-  // Decodes one tuple at pos_ into *out; sets *trailer when it was the end marker instead.
+  // Decodes one tuple at pos_ into *out (for COPY tuples: checks its lengths and copies its
+  // bytes); sets *trailer when it was the end marker instead.
   Status ParseTuple(Bundle* out, bool* trailer, size_t* bytes);
-  // The same for a bundle of COPY tuples: checks the tuple's lengths and copies its bytes.
-  Status CopyTuple(Bundle* out, bool* trailer, size_t* bytes);
 
   ConnPtr conn_;
   std::string table_;
@@ -235,41 +234,7 @@ Status PgRowReader::ParseTuple(Bundle* out, bool* trailer, size_t* bytes) {
   auto corrupt = [&](const char* what) {
     return Status::Corruption("reading " + table_ + ": malformed COPY row (" + what + ")");
   };
-  if (len_ - pos_ < 2) return corrupt("truncated");
-  const int16_t fields = static_cast<int16_t>(LoadBE16(p + pos_));
-  pos_ += 2;
-  if (fields == -1) {
-    *trailer = true;
-    return Status::Ok();
-  }
-  if (static_cast<size_t>(fields) != plans_.size()) return corrupt("field count");
-  size_t row_bytes = 0;
-  for (size_t i = 0; i < plans_.size(); ++i) {
-    if (len_ - pos_ < 4) return corrupt("truncated");
-    const int32_t n = static_cast<int32_t>(LoadBE32(p + pos_));
-    pos_ += 4;
-    ColumnVector& col = out->columns[i];
-    if (n == -1) {
-      col.AppendNull();
-      row_bytes += 4;
-      continue;
-    }
-    if (n < 0 || len_ - pos_ < static_cast<size_t>(n)) return corrupt("truncated");
-    Status s =
-        DecodeField(plans_[i], std::string_view(p + pos_, static_cast<size_t>(n)), &col, &scratch_);
-    if (!s.ok()) return s.WithContext("reading " + table_ + ", column " + std::to_string(i + 1));
-    pos_ += static_cast<size_t>(n);
-    row_bytes += 4 + static_cast<size_t>(n);
-  }
-  *bytes += row_bytes;
-  return Status::Ok();
-}
-
-Status PgRowReader::CopyTuple(Bundle* out, bool* trailer, size_t* bytes) {
-  const char* p = buf_.get();
-  auto corrupt = [&](const char* what) {
-    return Status::Corruption("reading " + table_ + ": malformed COPY row (" + what + ")");
-  };
+  const bool as_copy = !copy_oids_.empty();
   const size_t start = pos_;
   if (len_ - pos_ < 2) return corrupt("truncated");
   const int16_t fields = static_cast<int16_t>(LoadBE16(p + pos_));
@@ -278,17 +243,27 @@ Status PgRowReader::CopyTuple(Bundle* out, bool* trailer, size_t* bytes) {
     *trailer = true;
     return Status::Ok();
   }
-  if (static_cast<size_t>(fields) != copy_oids_.size()) return corrupt("field count");
-  for (size_t i = 0; i < copy_oids_.size(); ++i) {
+  if (static_cast<size_t>(fields) != plans_.size()) return corrupt("field count");
+  for (size_t i = 0; i < plans_.size(); ++i) {
     if (len_ - pos_ < 4) return corrupt("truncated");
     const int32_t n = static_cast<int32_t>(LoadBE32(p + pos_));
     pos_ += 4;
-    if (n == -1) continue;
+    if (n == -1) {
+      if (!as_copy) out->columns[i].AppendNull();
+      continue;
+    }
     if (n < 0 || len_ - pos_ < static_cast<size_t>(n)) return corrupt("truncated");
+    if (!as_copy) {
+      Status s = DecodeField(plans_[i], std::string_view(p + pos_, static_cast<size_t>(n)),
+                             &out->columns[i], &scratch_);
+      if (!s.ok()) return s.WithContext("reading " + table_ + ", column " + std::to_string(i + 1));
+    }
     pos_ += static_cast<size_t>(n);
   }
-  out->pg_copy.tuples.append(p + start, pos_ - start);
-  ++out->pg_copy.rows;
+  if (as_copy) {
+    out->pg_copy.tuples.append(p + start, pos_ - start);
+    ++out->pg_copy.rows;
+  }
   *bytes += pos_ - start;
   return Status::Ok();
 }
@@ -314,8 +289,7 @@ Result<bool> PgRowReader::Next(Bundle* out, size_t max_rows, size_t max_bytes) {
     }
     if (trailer_seen_) return Fail(Status::Corruption("reading " + table_ + ": data after end"));
     bool trailer = false;
-    Status s =
-        copy_oids_.empty() ? ParseTuple(out, &trailer, &bytes) : CopyTuple(out, &trailer, &bytes);
+    Status s = ParseTuple(out, &trailer, &bytes);
     if (!s.ok()) return Fail(std::move(s));
     if (trailer) {
       trailer_seen_ = true;
