@@ -56,8 +56,11 @@
 //   returns 0; first_seq != seq + 1: FailedPrecondition naming both; else per step: the row
 //   images are COPYed (binary, the same pg_encode encoders as Apply) into a session temp table
 //   per target table (_dbs_cdc_<n>, ON COMMIT DELETE ROWS, created before the transaction),
-//   then DELETE ... USING (deletes), INSERT ... SELECT ... ON CONFLICT (pk) DO UPDATE (inserts
-//   and full-image updates), one UPDATE ... FROM per set of present columns (partial updates:
+//   then the deletes and the full images (inserts, full-image updates) in one MERGE (server 15+,
+//   target an ordinary or partitioned table without rules; the join held to an index nested
+//   loop: no WAL-logged row lock or speculative insertion per row) or else DELETE ... USING and
+//   INSERT ... SELECT ... ON CONFLICT (pk) DO UPDATE, then one UPDATE ... FROM per set of
+//   present columns (partial updates:
 //   unchanged cells keep their target value); TRUNCATE for truncate segments; tables without a
 //   primary key: plain INSERT ... SELECT, and each update/delete matches exactly one row on
 //   every present old value with IS NOT DISTINCT FROM (json, xml and geometric types compared
