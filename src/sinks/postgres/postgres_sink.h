@@ -83,8 +83,8 @@
 // Errors: a row the target rejects (constraint violation, a value out of range for the type, a
 // zero date under zeroDate=error) names the table and, when known, the column, and is not
 // retryable (ApplyChanges reports constraint violations as InvalidArgument too, so its
-// FailedPrecondition always means a gap); serialization failures, deadlocks and connection loss are retryable (the sink
-// reconnects on the next call).
+// FailedPrecondition always means a gap); serialization failures, deadlocks and connection loss are
+// retryable (the sink reconnects on the next call).
 #pragma once
 
 #include <memory>
