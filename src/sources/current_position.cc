@@ -3,6 +3,7 @@
 #include "postgres/pg_client.h"
 #include "sources/change_stream.h"
 #include "sources/mysql/mysql_source.h"
+#include "sources/postgres/pg_change_stream.h"
 
 namespace dbs {
 
@@ -10,10 +11,35 @@ Result<SourcePosition> CurrentSourcePosition(const ConnectionConfig& config) {
   SourcePosition pos;
   if (config.engine == Engine::kPostgres) {
     DBS_ASSIGN_OR_RETURN(auto conn, pg::Connect(config));
-    DBS_ASSIGN_OR_RETURN(auto res, pg::Exec(conn.get(), "SELECT pg_current_wal_lsn()::text",
-                                            "reading the current WAL position"));
+    // The insert position, not pg_current_wal_lsn() (the write position): a commit made with
+    // synchronous_commit = off may still sit in the WAL buffers, past the write position, and a
+    // drain to the write position would stop before it. Right after a page header (nothing on
+    // the page yet) the WAL really ends at the page start: the sender never reports more, so
+    // that is the position (no record ends inside a header).
+    DBS_ASSIGN_OR_RETURN(
+        auto res,
+        pg::Exec(conn.get(),
+                 "SELECT pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN "
+                 "pg_last_wal_replay_lsn() ELSE pg_current_wal_insert_lsn() END, '0/0')::text, "
+                 "current_setting('wal_block_size'), "
+                 "(SELECT setting FROM pg_settings WHERE name = 'wal_segment_size')",
+                 "reading the current WAL position"));
+    uint64_t lsn = 0, block = 0, segment = 0;
+    try {
+      lsn = std::stoull(std::string(pg::Text(res.get(), 0, 0)));
+      block = std::stoull(std::string(pg::Text(res.get(), 0, 1)));
+      segment = std::stoull(std::string(pg::Text(res.get(), 0, 2)));
+    } catch (const std::exception&) {
+      return Status::Internal("unexpected WAL position or sizes from the source");
+    }
+    constexpr uint64_t kShortHeader = 24, kLongHeader = 40;  // SizeOfXLog{Short,Long}PHD
+    if (segment > 0 && lsn % segment == kLongHeader) {
+      lsn -= kLongHeader;
+    } else if (block > 0 && lsn % block == kShortHeader && lsn % segment != kShortHeader) {
+      lsn -= kShortHeader;
+    }
     pos.kind = SourcePosition::Kind::kPgLsn;
-    pos.value = std::string(pg::Text(res.get(), 0, 0));
+    pos.value = pg::FormatLsn(lsn);
     return pos;
   }
   mysql::ConnectOptions co;
