@@ -187,7 +187,8 @@ void RunFaults(const std::filesystem::path& dir, const std::string& name, const 
   supervise_for(3s);
   reader.Kill();
   supervise_for(3s);
-  ASSERT_TRUE(restart_source().ok());
+  Status restarted = restart_source();
+  ASSERT_TRUE(restarted.ok()) << restarted.ToString();
   supervise_for(3s);
   ASSERT_TRUE((*nats)->Restart().ok());
   supervise_for(4s);
