@@ -29,7 +29,7 @@ constexpr std::string_view kLog = "pg-cdc";
 // A streamed transaction's buffered messages stay in memory up to this size, then spill.
 constexpr size_t kSpillBytes = 1u << 20;
 constexpr std::chrono::milliseconds kMaxStatusInterval{1000};
-constexpr std::chrono::microseconds kCoalesce{1000};  // see Next()
+constexpr std::chrono::microseconds kCoalesce{300};  // see Next()
 
 using Clock = std::chrono::steady_clock;
 
@@ -595,10 +595,7 @@ Result<ChangeEvent> PgChangeStream::Next(std::chrono::milliseconds timeout) {
         // The buffer ran dry in the middle of a burst (a backlog being read): the server sends
         // each message on its own, so waking up for every one would cost two system calls per
         // message. Let the kernel collect a batch first; this adds at most kCoalesce of
-        // latency, and only while messages are flowing. 1 ms rather than 0.3 ms: on a 2-core
-        // machine with source and target, catching up with 500k changes took 17 % less time
-        // (the sender spends less on waking us); 2 ms was slower again (the writer, caught
-        // up, applied smaller batches).
+        // latency, and only while messages are flowing.
         burst_ = 0;
         std::this_thread::sleep_for(kCoalesce);
         if (PQconsumeInput(repl_.get()) == 0) {
