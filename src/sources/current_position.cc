@@ -19,24 +19,21 @@ Result<SourcePosition> CurrentSourcePosition(const ConnectionConfig& config) {
     DBS_ASSIGN_OR_RETURN(
         auto res,
         pg::Exec(conn.get(),
-                 "SELECT pg_wal_lsn_diff(CASE WHEN pg_is_in_recovery() THEN "
-                 "pg_last_wal_replay_lsn() ELSE pg_current_wal_insert_lsn() END, '0/0')::text, "
-                 "current_setting('wal_block_size'), "
-                 "(SELECT setting FROM pg_settings WHERE name = 'wal_segment_size')",
+                 "SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() "
+                 "ELSE pg_current_wal_insert_lsn() END)::text, "
+                 "current_setting('wal_block_size')::int8, "
+                 "(SELECT setting::int8 FROM pg_settings WHERE name = 'wal_segment_size')",
                  "reading the current WAL position"));
-    uint64_t lsn = 0, block = 0, segment = 0;
-    try {
-      lsn = std::stoull(std::string(pg::Text(res.get(), 0, 0)));
-      block = std::stoull(std::string(pg::Text(res.get(), 0, 1)));
-      segment = std::stoull(std::string(pg::Text(res.get(), 0, 2)));
-    } catch (const std::exception&) {
-      return Status::Internal("unexpected WAL position or sizes from the source");
-    }
+    DBS_ASSIGN_OR_RETURN(uint64_t lsn, pg::ParseLsn(pg::Text(res.get(), 0, 0)));
+    const auto block = static_cast<uint64_t>(pg::Int(res.get(), 0, 1));
+    const auto segment = static_cast<uint64_t>(pg::Int(res.get(), 0, 2));
     constexpr uint64_t kShortHeader = 24, kLongHeader = 40;  // SizeOfXLog{Short,Long}PHD
-    if (segment > 0 && lsn % segment == kLongHeader) {
-      lsn -= kLongHeader;
-    } else if (block > 0 && lsn % block == kShortHeader && lsn % segment != kShortHeader) {
-      lsn -= kShortHeader;
+    if (block > 0 && segment > 0) {
+      if (lsn % segment == kLongHeader) {
+        lsn -= kLongHeader;  // first page of a segment
+      } else if (lsn % block == kShortHeader) {
+        lsn -= kShortHeader;
+      }
     }
     pos.kind = SourcePosition::Kind::kPgLsn;
     pos.value = pg::FormatLsn(lsn);
