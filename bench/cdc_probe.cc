@@ -3,7 +3,9 @@
 //   cdc_probe --source URL --target URL --rate CHANGES_PER_S --seconds N [--backlog CHANGES]
 //
 // Workload: transactions of 5 row changes on table `bench_t` (1 insert, 3 updates, 1 delete:
-// the 20/60/20 mix), paced to --rate changes/s (0: as fast as one connection goes).
+// the 20/60/20 mix), paced to --rate changes/s (0: as fast as the connections go). Connection i
+// of n works on the rows with id % n == i and remembers which exist, so every UPDATE and DELETE
+// hits one row: a transaction is exactly 5 row changes in the source's log.
 // Probe: every 50 ms a marker row (id, source clock) goes into `bench_probe` on the source;
 // a watcher polls the target every 2 ms and records when each marker arrived. Source and
 // target run on this machine, so one clock serves both ends. Prints one JSON line:
@@ -86,6 +88,23 @@ class Session {
     if (!r.ok() || r->empty() || !(*r)[0][0]) return -1;
     return std::stoll(*(*r)[0][0]);
   }
+  // First column of every row as integers (NULLs skipped); false on error.
+  bool QueryInts(const std::string& sql, std::vector<int64_t>* out) {
+    if (pg_) {
+      auto r = dbs::pg::Exec(pg_.get(), sql, "bench");
+      if (!r.ok()) return false;
+      for (int i = 0; i < PQntuples(r->get()); ++i) {
+        if (!dbs::pg::IsNull(r->get(), i, 0)) out->push_back(dbs::pg::Int(r->get(), i, 0));
+      }
+      return true;
+    }
+    auto r = my_->Query(sql, "bench");
+    if (!r.ok()) return false;
+    for (const auto& row : *r) {
+      if (row[0]) out->push_back(std::stoll(*row[0]));
+    }
+    return true;
+  }
   bool pg() const { return engine_ == dbs::Engine::kPostgres; }
 
  private:
@@ -94,20 +113,27 @@ class Session {
   std::unique_ptr<dbs::mysql::MysqlConnection> my_;
 };
 
-std::string Txn(Session* s, int64_t* next_id, std::mt19937_64* rng) {
-  int64_t id = (*next_id)++;
-  int64_t span = std::max<int64_t>(1, id - 1);
-  auto any = [&]() { return std::to_string(1 + static_cast<int64_t>((*rng)() % span)); };
+// One transaction of the mix over this connection's own rows (`live`): every statement hits
+// exactly one existing row, so each transaction is 5 row changes in the source's log.
+std::string Txn(Session* s, int64_t* next_id, int64_t step, std::vector<int64_t>* live,
+                std::mt19937_64* rng) {
+  const int64_t id = *next_id;
+  *next_id += step;
   const std::string now = s->pg() ? "localtimestamp" : "NOW(6)";
   std::string sql = s->pg() ? "BEGIN;" : "START TRANSACTION;";
   sql += "INSERT INTO bench_t VALUES (" + std::to_string(id) + ", " +
          std::to_string((*rng)() % 1000) + ", 'row " + std::to_string(id) + "', " +
          std::to_string((*rng)() % 100000) + ".25, " + now + ");";
+  live->push_back(id);
   for (int u = 0; u < 3; ++u) {
+    const int64_t key = (*live)[(*rng)() % live->size()];
     sql += "UPDATE bench_t SET a = a + 1, c = c + 1, b = 'u" + std::to_string((*rng)() % 100000) +
-           "' WHERE id = " + any() + ";";
+           "' WHERE id = " + std::to_string(key) + ";";
   }
-  sql += "DELETE FROM bench_t WHERE id = " + any() + ";";
+  const size_t victim = (*rng)() % live->size();
+  sql += "DELETE FROM bench_t WHERE id = " + std::to_string((*live)[victim]) + ";";
+  (*live)[victim] = live->back();
+  live->pop_back();
   sql += "COMMIT;";
   return sql;
 }
@@ -143,7 +169,7 @@ int main(int argc, char** argv) {
   if (!probe_src.ok()) return Fail(probe_src.status());
   const int64_t base = (*probe_src)->QueryInt("SELECT COALESCE(MAX(id), 0) FROM bench_t") + 1;
 
-  // Workload threads: connection i uses ids base + i, base + i + n, ...
+  // Workload threads: connection i inserts ids >= base with id % n == i (see Txn).
   std::atomic<bool> stop{false};
   std::atomic<int64_t> changes{0};
   std::atomic<int> failed{0};
@@ -159,13 +185,23 @@ int main(int argc, char** argv) {
         return;
       }
       std::mt19937_64 rng(static_cast<uint64_t>(i) + 1);
-      int64_t next = base + static_cast<int64_t>(i) * 1'000'000'000;
+      // Connection i owns the rows with id % n == i: the ones there now and the ones it
+      // inserts, so no two connections touch one row and no statement misses.
+      std::vector<int64_t> live;
+      if (!(*s)->QueryInts(
+              "SELECT id FROM bench_t WHERE id % " + std::to_string(n) + " = " + std::to_string(i),
+              &live) ||
+          live.empty()) {
+        failed.fetch_add(1);
+        return;
+      }
+      int64_t next = base + ((i - base % n) % n + n) % n;
       const double txn_per_s = *rate > 0 ? static_cast<double>(*rate) / 5.0 / n : 0;
       int64_t done = 0;
       auto t0 = Clock::now();
       while (!stop.load()) {
         if (*backlog > 0 && done >= per_conn_backlog) break;
-        if (!(*s)->Exec(Txn(s->get(), &next, &rng)).ok()) {
+        if (!(*s)->Exec(Txn(s->get(), &next, n, &live, &rng)).ok()) {
           failed.fetch_add(1);
           return;
         }
