@@ -22,8 +22,8 @@ SECS=${2:-20}
 BIN=build/release
 scripts/setup.sh >/dev/null
 scripts/build.sh release >/dev/null
-# /usr/bin/time for peak RSS; wal2json, the logical decoding plugin pgcopydb follow needs.
-for p in time postgresql-15-wal2json; do
+# /usr/bin/time for peak RSS; pgcopydb and wal2json, the logical decoding plugin its follow needs.
+for p in time pgcopydb postgresql-15-wal2json; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null
 done
