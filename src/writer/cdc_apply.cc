@@ -20,7 +20,16 @@ constexpr int kPartition = 0;
 struct Held {
   std::unique_ptr<bus::Message> msg;
   ChangeMessage decoded;
+  size_t changes = 0;  // row changes in `decoded`
 };
+
+size_t RowChanges(const ChangeMessage& m) {
+  size_t n = 0;
+  for (const ChangeRecord& r : m.records) {
+    if (const auto* t = std::get_if<ChangeTxn>(&r)) n += t->rows();
+  }
+  return n;
+}
 
 int64_t NowMicros() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -82,6 +91,13 @@ Status LoadWriter::RunCdc(Sink* sink) {
     if (d.is_object() && d.value("done", false)) stale_nonce = d.value("nonce", "");
   }
   std::map<uint64_t, Held> held;
+  // Memory bound: while the held messages continue the applied ones in order, fetch more only
+  // below this many held row changes (a few batches ahead keeps the target busy). A gap at the
+  // front (a redelivery still to come) always fetches, up to max_ack_pending messages, and so
+  // does a first transaction that is not complete yet (a large one, split into parts).
+  const size_t held_changes_cap = 4 * std::max<size_t>(1, config_.cdc.batch_changes);
+  size_t held_changes = 0;
+  bool first_txn_incomplete = false;
   uint64_t total_changes = 0;
   int backoff_ms = 100;
   auto last_done_check = Clock::now() - std::chrono::seconds(10);
@@ -90,13 +106,19 @@ Status LoadWriter::RunCdc(Sink* sink) {
   auto ack_through = [&](uint64_t seq) {
     while (!held.empty() && held.begin()->first <= seq) {
       (void)held.begin()->second.msg->Ack();
+      held_changes -= held.begin()->second.changes;
       held.erase(held.begin());
     }
   };
 
   while (!stop_.load()) {
-    auto fetched =
-        consumer->Fetch(256, held.empty() ? options_.fetch_wait : std::chrono::milliseconds(20));
+    const bool in_order = !held.empty() && held.begin()->first == applied + 1;
+    Result<std::vector<std::unique_ptr<bus::Message>>> fetched =
+        std::vector<std::unique_ptr<bus::Message>>{};
+    if (!in_order || first_txn_incomplete || held_changes < held_changes_cap) {
+      fetched =
+          consumer->Fetch(256, held.empty() ? options_.fetch_wait : std::chrono::milliseconds(20));
+    }
     if (!fetched.ok()) {
       // The bus went away (a NATS restart, a network cut): libnats reconnects; the messages
       // held here stay unacknowledged and come again if needed.
@@ -114,7 +136,11 @@ Status LoadWriter::RunCdc(Sink* sink) {
         (void)m->Ack();
         continue;
       }
-      held[seq] = Held{std::move(m), std::move(*decoded)};
+      const size_t n = RowChanges(*decoded);
+      // A redelivery replaces the copy held (acknowledged only once applied).
+      Held& slot = held[seq];
+      held_changes = held_changes - slot.changes + n;
+      slot = Held{std::move(m), std::move(*decoded), n};
     }
 
     if (held.empty() || held.begin()->first != applied + 1) {
@@ -255,6 +281,7 @@ Status LoadWriter::RunCdc(Sink* sink) {
       }
     }
     if (!st.ok()) return fail(st);
+    first_txn_incomplete = end_seq == 0;
     if (end_seq == 0) continue;  // the first transaction is not complete yet: fetch more
     batch.last_seq = end_seq;
     batch.txns.assign(complete.begin(), complete.begin() + static_cast<long>(end_txns));
