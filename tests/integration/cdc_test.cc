@@ -216,6 +216,28 @@ class CdcTest : public ::testing::Test {
     }
   }
 
+  // Runs stream `c` (1 writer), waits until its target database `target_db` has table t (the
+  // structure phase is done), calls change_source, then drains and returns the run's summary.
+  Result<RunSummary> RunAroundChanges(const StreamConfig& c, const std::string& target_db,
+                                      const std::function<void()>& change_source) {
+    std::atomic<bool> done{false};
+    LocalRunOptions o;
+    o.writers = 1;
+    o.data_dir = data_dir_.string();
+    o.drain_when = [&] { return done.load(); };
+    Result<RunSummary> result = Status::Internal("not run");
+    std::thread run([&] { result = RunLocal(c, o, nullptr); });
+    for (int i = 0; i < 300; ++i) {
+      auto r = pg_->Query("SELECT count(*) FROM pg_tables WHERE tablename = 't'", target_db);
+      if (r.ok() && !r->empty() && (*r)[0][0] && *(*r)[0][0] == "1") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    change_source();
+    done.store(true);
+    run.join();
+    return result;
+  }
+
   MariaDbServer* maria_ = nullptr;
   PostgresServer* pg_ = nullptr;
   std::filesystem::path data_dir_;
@@ -295,26 +317,13 @@ TEST_F(CdcTest, CdcOnlyWithOperationFilter) {
   StreamConfig c =
       Config("cdc_ops", src, dst,
              {{"mode", "cdc"}, {"verify", false}, {"cdc", {{"operations", {"insert"}}}}});
-  std::atomic<bool> done{false};
-  LocalRunOptions o;
-  o.writers = 1;
-  o.data_dir = data_dir_.string();
-  o.drain_when = [&] { return done.load(); };
-  Result<RunSummary> result = Status::Internal("not run");
-  std::thread run([&] { result = RunLocal(c, o, nullptr); });
-  // Wait for the target table (the structure phase) before changing the source.
-  for (int i = 0; i < 300; ++i) {
-    auto r = pg_->Query("SELECT count(*) FROM pg_tables WHERE tablename = 't'", "cdc_ops_dst");
-    if (r.ok() && !r->empty() && (*r)[0][0] && *(*r)[0][0] == "1") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ASSERT_TRUE(
-      pg_->Exec("INSERT INTO t VALUES (2, 'x'), (3, 'y'); UPDATE t SET v = 'u' WHERE id = 2;"
-                "DELETE FROM t WHERE id = 3;",
-                "cdc_ops")
-          .ok());
-  done.store(true);
-  run.join();
+  Result<RunSummary> result = RunAroundChanges(c, "cdc_ops_dst", [&] {
+    EXPECT_TRUE(
+        pg_->Exec("INSERT INTO t VALUES (2, 'x'), (3, 'y'); UPDATE t SET v = 'u' WHERE id = 2;"
+                  "DELETE FROM t WHERE id = 3;",
+                  "cdc_ops")
+            .ok());
+  });
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   auto rows = pg_->Query("SELECT id, v FROM t ORDER BY id", "cdc_ops_dst");
   ASSERT_TRUE(rows.ok());
@@ -334,26 +343,15 @@ TEST_F(CdcTest, TransactionLargerThanTheWriterHoldsAhead) {
   std::string dst = NewPostgres("cdc_big_dst");
   DropSlot("dbs_cdc_big");
   StreamConfig c = Config("cdc_big", src, dst, {{"mode", "cdc"}});
-  std::atomic<bool> done{false};
-  LocalRunOptions o;
-  o.writers = 1;
-  o.data_dir = data_dir_.string();
-  o.drain_when = [&] { return done.load(); };
-  Result<RunSummary> result = Status::Internal("not run");
-  std::thread run([&] { result = RunLocal(c, o, nullptr); });
-  for (int i = 0; i < 300; ++i) {
-    auto r = pg_->Query("SELECT count(*) FROM pg_tables WHERE tablename = 't'", "cdc_big_dst");
-    if (r.ok() && !r->empty() && (*r)[0][0] && *(*r)[0][0] == "1") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  // 12,000 inserts and 12,000 updates in one transaction: 48 parts of 500 changes.
-  ASSERT_TRUE(pg_->Exec("BEGIN; INSERT INTO t SELECT g, 'v' || g FROM generate_series(1, 12000) g;"
-                        "UPDATE t SET v = v || '!' WHERE id % 3 = 0;"
-                        "UPDATE t SET v = v || '?' WHERE id % 3 <> 0; COMMIT;",
-                        "cdc_big")
-                  .ok());
-  done.store(true);
-  run.join();
+  Result<RunSummary> result = RunAroundChanges(c, "cdc_big_dst", [&] {
+    // 12,000 inserts and 12,000 updates in one transaction: 48 parts of 500 changes.
+    EXPECT_TRUE(
+        pg_->Exec("BEGIN; INSERT INTO t SELECT g, 'v' || g FROM generate_series(1, 12000) g;"
+                  "UPDATE t SET v = v || '!' WHERE id % 3 = 0;"
+                  "UPDATE t SET v = v || '?' WHERE id % 3 <> 0; COMMIT;",
+                  "cdc_big")
+            .ok());
+  });
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   const std::string digest =
       "SELECT count(*), md5(string_agg(id || ':' || v, ',' ORDER BY id)) FROM t";
