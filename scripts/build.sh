@@ -6,15 +6,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:-release}
 jobs=${DBS_JOBS:-$(nproc)}
+# ccache (installed by setup.sh) keeps objects across clones and worktrees of this repository:
+# paths are hashed relative to the repository root, so another folder reuses them.
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=("-DCMAKE_CXX_COMPILER_LAUNCHER=env;CCACHE_BASEDIR=$PWD;CCACHE_NOHASHDIR=true;ccache")
+fi
 case "$kind" in
   release)
     [ -f build/release/build.ninja ] || cmake -S . -B build/release -G Ninja \
-        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=g++ >/dev/null
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=g++ "${launcher[@]}" >/dev/null
     ;;
   asan)
     [ -f build/asan/build.ninja ] || cmake -S . -B build/asan -G Ninja \
         -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 \
-        -DDBS_SANITIZE=ON -DDBS_FUZZ=ON -DDBS_BENCH=OFF >/dev/null
+        -DDBS_SANITIZE=ON -DDBS_FUZZ=ON -DDBS_BENCH=OFF "${launcher[@]}" >/dev/null
     ;;
   *) echo "usage: scripts/build.sh [release|asan]" >&2; exit 2 ;;
 esac

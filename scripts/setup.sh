@@ -11,7 +11,7 @@ DUCKDB_VERSION=1.4.4                 # duckdb npm package: C header (src/duckdb/
 DUCKDB_BINDINGS_VERSION=1.4.4-r.4    # @duckdb/node-bindings-linux-x64: libduckdb.so
 
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config git ca-certificates curl
+  build-essential cmake ninja-build pkg-config git ca-certificates curl ccache
   clang-14 libclang-rt-14-dev clang-format
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   libzstd-dev liblz4-dev libxxhash-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev libcpp-httplib-dev libsodium-dev
