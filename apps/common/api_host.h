@@ -1,6 +1,7 @@
 // Shared set-up of the API for stream-api and `dbstreams serve`: flags, stores, API options.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -8,7 +9,9 @@
 
 #include "api/api_server.h"
 #include "core/config.h"
+#include "core/logging.h"
 #include "store/config_store.h"
+#include "store/data_dir.h"
 #include "store/secrets_store.h"
 
 namespace dbs::apps {
@@ -23,6 +26,9 @@ inline std::vector<FlagSpec> ApiFlags(const std::string& default_data_dir) {
       {"cors-origins", "DBS_CORS_ORIGINS", "", "comma-separated allowed Origins, or *"},
       {"config-backend", "CONFIG_BACKEND", "sqlite", "config store backend (sqlite)"},
       {"secrets-backend", "SECRETS_BACKEND", "file", "secrets backend (file)"},
+      {"master-key-file", "DBS_MASTER_KEY_FILE", "",
+       "the secrets' master key file, best outside the data folder (default: "
+       "<data-dir>/master.key; DBS_MASTER_KEY=<64 hex digits> instead of a file)"},
       {"log-level", "DBS_LOG_LEVEL", "info", "trace, debug, info, warn or error"},
       {"help", "", "false", "show this help", true},
   };
@@ -33,13 +39,28 @@ struct Stores {
   std::unique_ptr<store::SecretsStore> secrets;
 };
 
+// Makes the data folder private (store/data_dir.h), then opens the config store and the
+// secrets. Warns when the master key sits in the data folder beside the secrets it protects.
 inline Result<Stores> OpenStores(const Config& cfg) {
   Stores s;
   const std::string dir = cfg.GetString("data-dir");
+  DBS_RETURN_IF_ERROR(store::PrepareDataDir(dir));
   DBS_ASSIGN_OR_RETURN(s.config, store::ConfigStore::Open(cfg.GetString("config-backend"), dir));
   std::string key = SystemEnv("DBS_MASTER_KEY").value_or("");
-  DBS_ASSIGN_OR_RETURN(s.secrets,
-                       store::SecretsStore::Open(cfg.GetString("secrets-backend"), dir, key));
+  const std::string key_file = cfg.GetString("master-key-file");
+  DBS_ASSIGN_OR_RETURN(
+      s.secrets, store::SecretsStore::Open(cfg.GetString("secrets-backend"), dir, key, key_file));
+  if (key.empty() && cfg.GetString("secrets-backend") == "file") {
+    std::error_code ec;
+    const std::string in_dir = dir + "/master.key";
+    if (key_file.empty() || std::filesystem::equivalent(key_file, in_dir, ec)) {
+      Log(LogLevel::kWarn, "secrets",
+          "the master key is in the data folder, beside the secrets it encrypts: a copy of the "
+          "folder reveals every stored password. Keep it elsewhere with --master-key-file "
+          "(DBS_MASTER_KEY_FILE) or DBS_MASTER_KEY (docs/security.md)",
+          {F("key", in_dir)});
+    }
+  }
   return s;
 }
 

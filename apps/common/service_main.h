@@ -14,16 +14,14 @@
 
 namespace dbs::apps {
 
-inline int RunServiceMode(const std::string& kind, const std::string& nats_url,
+inline int RunServiceMode(const std::string& kind, bus::NatsOptions no,
                           const std::string& service_id) {
   sigset_t stop;
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-  bus::NatsOptions no;
-  no.url = nats_url;
-  no.name = "stream-" + kind;
+  const std::string nats_url = no.url;
   no.request_timeout = std::chrono::seconds(30);
   auto nats = bus::NatsConnection::Connect(no);
   if (!nats.ok()) {

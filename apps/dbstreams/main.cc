@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -32,6 +33,8 @@ int Usage() {
                "  run       run a stream (JSON file) to completion, with progress and checks\n"
                "  verify    compare a stream's source and target (counts and checksums)\n"
                "  apikey    create, list or revoke API keys\n"
+               "  nats-credentials reader|writer|api\n"
+               "            the embedded NATS server's credentials of a role (for extra services)\n"
                "  version   print the version\n"
                "run 'dbstreams <command> --help' for a command's flags\n");
   return 2;
@@ -50,11 +53,40 @@ int Fail(const dbs::Status& s) {
   return 1;
 }
 
+// The embedded server's users live in the secrets store ("nats/<role>/password"), so a restart
+// keeps them and `dbstreams nats-credentials` can hand them to extra services.
+dbs::Result<dbs::bus::NatsUsers> LoadOrCreateNatsUsers(dbs::store::SecretsStore* secrets) {
+  dbs::bus::NatsUsers fresh = dbs::bus::NatsUsers::Generate();
+  dbs::bus::NatsUsers users;
+  for (auto role :
+       {dbs::bus::NatsRole::kApi, dbs::bus::NatsRole::kReader, dbs::bus::NatsRole::kWriter}) {
+    const std::string ref = "nats/" + std::string(dbs::bus::RoleName(role)) + "/password";
+    dbs::bus::NatsUser u = fresh.For(role);
+    auto stored = secrets->Get(ref);
+    if (stored.ok()) {
+      u.password = *stored;
+    } else if (stored.status().code() == dbs::StatusCode::kNotFound) {
+      DBS_RETURN_IF_ERROR(secrets->Put(ref, u.password));
+    } else {
+      return stored.status();
+    }
+    (role == dbs::bus::NatsRole::kApi      ? users.api
+     : role == dbs::bus::NatsRole::kReader ? users.reader
+                                           : users.writer) = u;
+  }
+  return users;
+}
+
 // The all-in-one platform: embedded nats-server, API, a reader and a writer service.
 int Serve(int argc, const char* const* argv) {
   auto specs = dbs::apps::ApiFlags(DefaultDataDir());
   specs.insert(specs.begin(), {"nats-port", "DBS_NATS_PORT", "4222",
-                               "port of the embedded nats-server (127.0.0.1; 0: a free port)"});
+                               "port of the embedded nats-server (0: a free port)"});
+  specs.insert(specs.begin(), {"nats-host", "DBS_NATS_HOST", "127.0.0.1",
+                               "listen address of the embedded nats-server"});
+  specs.insert(specs.begin(),
+               {"nats-tls", "DBS_NATS_TLS", "auto",
+                "TLS of the embedded nats-server: auto (on beyond loopback), on or off"});
   auto cfg = dbs::Config::Load(specs, argc, argv);
   if (!cfg.ok()) return Fail(cfg.status());
   if (*cfg->GetBool("help")) {
@@ -78,23 +110,27 @@ int Serve(int argc, const char* const* argv) {
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
+  auto users = LoadOrCreateNatsUsers(stores->secrets.get());
+  if (!users.ok()) return Fail(users.status());
   dbs::bus::EmbeddedNatsOptions no;
   no.data_dir = cfg->GetString("data-dir") + "/nats";
+  no.host = cfg->GetString("nats-host");
   no.port = static_cast<int>(*port);
+  no.tls = cfg->GetString("nats-tls");
+  no.users = *users;
   auto nats = dbs::bus::EmbeddedNats::Start(no);
   if (!nats.ok()) return Fail(nats.status());
-  auto connect = [&](const char* name) {
-    dbs::bus::NatsOptions o;
-    o.url = (*nats)->url();
-    o.name = name;
+  // One connection per role: each can do only what its role needs (bus/nats_auth.h).
+  auto connect = [&](dbs::bus::NatsRole role, const char* name) {
+    dbs::bus::NatsOptions o = (*nats)->ClientOptions(role, name);
     o.request_timeout = std::chrono::seconds(30);
     return dbs::bus::NatsConnection::Connect(o);
   };
-  auto api_conn = connect("dbstreams-api");
+  auto api_conn = connect(dbs::bus::NatsRole::kApi, "dbstreams-api");
   if (!api_conn.ok()) return Fail(api_conn.status());
-  auto reader_conn = connect("dbstreams-reader");
+  auto reader_conn = connect(dbs::bus::NatsRole::kReader, "dbstreams-reader");
   if (!reader_conn.ok()) return Fail(reader_conn.status());
-  auto writer_conn = connect("dbstreams-writer");
+  auto writer_conn = connect(dbs::bus::NatsRole::kWriter, "dbstreams-writer");
   if (!writer_conn.ok()) return Fail(writer_conn.status());
   dbs::LogSink* sink = dbs::Logger::Global().AddSink(std::make_unique<dbs::service::NatsLogSink>(
       api_conn->get(), "dbstreams-" + std::to_string(getpid()), "serve"));
@@ -130,6 +166,33 @@ int Serve(int argc, const char* const* argv) {
   (*writer)->Shutdown();
   dbs::Logger::Global().RemoveSink(sink);
   (*nats)->Stop();
+  return 0;
+}
+
+// dbstreams nats-credentials reader|writer|api: the embedded server's credentials of a role,
+// as environment lines for stream-reader/stream-writer/stream-api started against it.
+int NatsCredentials(int argc, const char* const* argv) {
+  auto specs = dbs::apps::ApiFlags(DefaultDataDir());
+  auto cfg = dbs::Config::Load(specs, argc, argv);
+  if (!cfg.ok()) return Fail(cfg.status());
+  const auto& pos = cfg->positional();
+  if (*cfg->GetBool("help") || pos.size() != 1 ||
+      (pos[0] != "reader" && pos[0] != "writer" && pos[0] != "api")) {
+    std::fprintf(stderr, "usage: dbstreams nats-credentials reader|writer|api [flags]\n%s",
+                 dbs::Config::Usage(specs).c_str());
+    return 2;
+  }
+  auto stores = dbs::apps::OpenStores(*cfg);
+  if (!stores.ok()) return Fail(stores.status());
+  auto users = LoadOrCreateNatsUsers(stores->secrets.get());
+  if (!users.ok()) return Fail(users.status());
+  const auto role = pos[0] == "reader"   ? dbs::bus::NatsRole::kReader
+                    : pos[0] == "writer" ? dbs::bus::NatsRole::kWriter
+                                         : dbs::bus::NatsRole::kApi;
+  std::printf("NATS_USER=%s\nNATS_PASSWORD=%s\n", users->For(role).user.c_str(),
+              users->For(role).password.c_str());
+  const std::string ca = cfg->GetString("data-dir") + "/nats/nats-server-cert.pem";
+  if (std::filesystem::exists(ca)) std::printf("NATS_CA=%s\n", ca.c_str());
   return 0;
 }
 
@@ -186,6 +249,7 @@ int main(int argc, char** argv) {
   }
   if (cmd == "serve") return Serve(argc - 1, argv + 1);
   if (cmd == "apikey") return ApiKey(argc - 1, argv + 1);
+  if (cmd == "nats-credentials") return NatsCredentials(argc - 1, argv + 1);
   if (cmd == "run") return dbs::cli::RunCommand(argc - 1, argv + 1, DefaultDataDir());
   if (cmd == "verify") return dbs::cli::VerifyCommand(argc - 1, argv + 1);
   return Usage();

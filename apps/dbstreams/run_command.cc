@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <string>
 
+#include "common/nats_flags.h"
 #include "config/stream_config.h"
 #include "core/config.h"
 #include "core/logging.h"
@@ -88,7 +89,7 @@ void PrintVerdicts(const std::vector<TableVerdict>& verdicts) {
 }  // namespace
 
 int RunCommand(int argc, const char* const* argv, const std::string& default_data_dir) {
-  const std::vector<FlagSpec> specs = {
+  std::vector<FlagSpec> specs = {
       {"writers", "DBS_WRITERS", "2", "writer threads consuming the stream"},
       {"nats-url", "NATS_URL", "", "use this NATS server instead of an embedded one"},
       {"data-dir", "DBS_DATA_DIR", default_data_dir, "folder for the embedded NATS store"},
@@ -96,6 +97,7 @@ int RunCommand(int argc, const char* const* argv, const std::string& default_dat
       {"log-level", "DBS_LOG_LEVEL", "warn", "trace, debug, info, warn or error"},
       {"help", "", "false", "show this help", true},
   };
+  for (auto& f : apps::NatsClientFlags()) specs.insert(specs.end() - 1, f);
   auto cfg = Config::Load(specs, argc, argv);
   if (!cfg.ok()) return Fail(cfg.status());
   if (*cfg->GetBool("help") || cfg->positional().size() != 1) {
@@ -114,6 +116,7 @@ int RunCommand(int argc, const char* const* argv, const std::string& default_dat
   LocalRunOptions o;
   o.writers = static_cast<int>(*writers);
   o.nats_url = cfg->GetString("nats-url");
+  if (!o.nats_url.empty()) o.nats_client = apps::NatsClientOptions(*cfg, o.nats_url, "dbstreams");
   o.data_dir = cfg->GetString("data-dir");
   ProgressPrinter printer(*cfg->GetBool("quiet"));
   // CDC modes run until a limit or Ctrl-C / SIGTERM, which drains: everything committed at the

@@ -8,6 +8,7 @@
 
 #include "bus/jetstream.h"
 #include "common/api_host.h"
+#include "common/nats_flags.h"
 #include "core/logging.h"
 #include "service/nats_log_sink.h"
 
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   auto specs = dbs::apps::ApiFlags(std::string(home ? home : ".") + "/.local/share/dbstreams");
   specs.insert(specs.begin(), {"nats-url", "NATS_URL", "nats://127.0.0.1:4222",
                                "NATS server(s), comma-separated"});
+  for (auto& f : dbs::apps::NatsClientFlags()) specs.insert(specs.end() - 1, f);
   auto cfg = dbs::Config::Load(specs, argc, argv);
   if (!cfg.ok() || *cfg->GetBool("help")) {
     if (!cfg.ok()) std::fprintf(stderr, "stream-api: %s\n", cfg.status().ToString().c_str());
@@ -39,9 +41,8 @@ int main(int argc, char** argv) {
   if (!stores.ok()) return fail(stores.status());
   auto options = dbs::apps::ApiOptions(*cfg);
   if (!options.ok()) return fail(options.status());
-  dbs::bus::NatsOptions no;
-  no.url = cfg->GetString("nats-url");
-  no.name = "stream-api";
+  dbs::bus::NatsOptions no =
+      dbs::apps::NatsClientOptions(*cfg, cfg->GetString("nats-url"), "stream-api");
   auto nats = dbs::bus::NatsConnection::Connect(no);
   if (!nats.ok()) return fail(nats.status());
   auto* sink = dbs::Logger::Global().AddSink(

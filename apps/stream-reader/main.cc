@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "bus/jetstream.h"
+#include "common/nats_flags.h"
 #include "common/service_main.h"
 #include "config/stream_config.h"
 #include "core/config.h"
@@ -19,7 +20,7 @@
 #include "service/service_agent.h"
 
 int main(int argc, char** argv) {
-  const std::vector<dbs::FlagSpec> specs = {
+  std::vector<dbs::FlagSpec> specs = {
       {"nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server(s), comma-separated"},
       {"log-level", "DBS_LOG_LEVEL", "info", "trace, debug, info, warn or error"},
       {"service", "DBS_SERVICE", "false", "run as a service: wait for control messages on NATS",
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
        "service id in heartbeats (default: reader-<host>-<pid>)"},
       {"help", "", "false", "show this help", true},
   };
+  for (auto& f : dbs::apps::NatsClientFlags()) specs.insert(specs.end() - 1, f);
   auto cfg = dbs::Config::Load(specs, argc, argv);
   const bool service_mode = cfg.ok() && cfg->GetBool("service").ok() && *cfg->GetBool("service");
   if (cfg.ok() && service_mode && cfg->positional().empty()) {
@@ -35,8 +37,9 @@ int main(int argc, char** argv) {
     if (auto l = dbs::LogLevelFromName(cfg->GetString("log-level")); l.ok()) {
       dbs::Logger::Global().SetLevel(*l);
     }
-    return dbs::apps::RunServiceMode("reader", cfg->GetString("nats-url"),
-                                     cfg->GetString("service-id"));
+    return dbs::apps::RunServiceMode(
+        "reader", dbs::apps::NatsClientOptions(*cfg, cfg->GetString("nats-url"), "stream-reader"),
+        cfg->GetString("service-id"));
   }
   if (!cfg.ok() || *cfg->GetBool("help") || cfg->positional().size() != 1) {
     if (!cfg.ok()) std::fprintf(stderr, "stream-reader: %s\n", cfg.status().ToString().c_str());
@@ -62,9 +65,8 @@ int main(int argc, char** argv) {
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-  dbs::bus::NatsOptions no;
-  no.url = cfg->GetString("nats-url");
-  no.name = "stream-reader";
+  dbs::bus::NatsOptions no =
+      dbs::apps::NatsClientOptions(*cfg, cfg->GetString("nats-url"), "stream-reader");
   no.request_timeout = std::chrono::seconds(30);
   auto nats = dbs::bus::NatsConnection::Connect(no);
   if (!nats.ok()) {

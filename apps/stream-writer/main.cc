@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "bus/jetstream.h"
+#include "common/nats_flags.h"
 #include "common/service_main.h"
 #include "config/stream_config.h"
 #include "core/config.h"
@@ -19,7 +20,7 @@
 #include "writer/load_writer.h"
 
 int main(int argc, char** argv) {
-  const std::vector<dbs::FlagSpec> specs = {
+  std::vector<dbs::FlagSpec> specs = {
       {"nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server(s), comma-separated"},
       {"id", "DBS_WRITER_ID", "writer-" + std::to_string(getpid()), "this writer's name"},
       {"batch", "DBS_WRITER_BATCH", "128", "bundles fetched and committed together"},
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
        "service id in heartbeats (default: writer-<host>-<pid>)"},
       {"help", "", "false", "show this help", true},
   };
+  for (auto& f : dbs::apps::NatsClientFlags()) specs.insert(specs.end() - 1, f);
   auto cfg = dbs::Config::Load(specs, argc, argv);
   const bool service_mode = cfg.ok() && cfg->GetBool("service").ok() && *cfg->GetBool("service");
   if (cfg.ok() && service_mode && cfg->positional().empty()) {
@@ -39,8 +41,9 @@ int main(int argc, char** argv) {
     if (auto l = dbs::LogLevelFromName(cfg->GetString("log-level")); l.ok()) {
       dbs::Logger::Global().SetLevel(*l);
     }
-    return dbs::apps::RunServiceMode("writer", cfg->GetString("nats-url"),
-                                     cfg->GetString("service-id"));
+    return dbs::apps::RunServiceMode(
+        "writer", dbs::apps::NatsClientOptions(*cfg, cfg->GetString("nats-url"), "stream-writer"),
+        cfg->GetString("service-id"));
   }
   if (!cfg.ok() || *cfg->GetBool("help") || cfg->positional().size() != 1) {
     if (!cfg.ok()) std::fprintf(stderr, "stream-writer: %s\n", cfg.status().ToString().c_str());
@@ -71,9 +74,8 @@ int main(int argc, char** argv) {
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-  dbs::bus::NatsOptions no;
-  no.url = cfg->GetString("nats-url");
-  no.name = "stream-writer";
+  dbs::bus::NatsOptions no =
+      dbs::apps::NatsClientOptions(*cfg, cfg->GetString("nats-url"), "stream-writer");
   no.request_timeout = std::chrono::seconds(30);
   auto nats = dbs::bus::NatsConnection::Connect(no);
   if (!nats.ok()) {

@@ -6,6 +6,8 @@
 
 #include "bus/protocol.h"
 #include "core/logging.h"
+#include "security/sealed_box.h"
+#include "security/sealed_config.h"
 
 namespace dbs::api {
 
@@ -247,7 +249,35 @@ void Orchestrator::MonitorLoop() {
     for (auto it = runs_.begin(); it != runs_.end();) {
       it = it->second->rec.active() ? std::next(it) : runs_.erase(it);
     }
+    std::vector<std::string> to_delete;
+    to_delete.swap(to_delete_);
+    const bool check_storage = now - storage_checked_ms_ > 5000;
+    if (check_storage) storage_checked_ms_ = now;
     l.unlock();
+    std::unique_lock<std::mutex> bus_lock(bus_mu_, std::defer_lock);
+    if (!to_delete.empty()) bus_lock.lock();
+    for (const std::string& stream : to_delete) {
+      bool active = false;
+      {
+        std::lock_guard<std::mutex> g(mu_);
+        for (auto& [id, live] : runs_) {
+          active = active || (live->rec.stream_name == stream && live->rec.active());
+        }
+      }
+      if (active) continue;  // started again meanwhile: the new run owns the stream
+      Status del = nats_->DeleteStream(bus::JetStreamName(stream));
+      if (!del.ok() && del.code() != StatusCode::kNotFound) {
+        Log(LogLevel::kWarn, "api", "cannot remove a finished load from the bus",
+            {F("stream", stream), F("error", del.ToString())});
+      }
+    }
+    if (bus_lock.owns_lock()) bus_lock.unlock();
+    if (check_storage || !to_delete.empty()) {
+      auto usage = nats_->Storage();
+      std::lock_guard<std::mutex> g(mu_);
+      storage_known_ = usage.ok();
+      if (usage.ok()) storage_ = *usage;
+    }
     for (auto& [id, stream] : need_plan) LoadPlan(id, stream);
     // The durable stream status (written by the writers) backs up lost state events.
     for (auto& [id, stream] : need_status) {
@@ -288,6 +318,9 @@ void Orchestrator::FinishLocked(Live* live, const std::string& state, const std:
   (void)store_->AddUsage(store::TodayUtc(), r.bytes, static_cast<uint64_t>(cdc_seconds));
   Log(state == "failed" ? LogLevel::kError : LogLevel::kInfo, "api", "run " + state,
       {F("stream", r.stream_name), F("run", r.id), F("rows", r.rows), F("error", error)});
+  // A load's data is committed (or the run is over and a new start deletes it anyway): the
+  // bus keeps no copy. A run resumed after an API restart has no mode recorded: keep it.
+  if (live->mode == "load") to_delete_.push_back(r.stream_name);
   cv_.notify_all();
 }
 
@@ -310,11 +343,41 @@ Result<json> Orchestrator::Request(const std::string& subject, const json& body)
   return j;
 }
 
+Result<json> Orchestrator::SealForServices(const std::string& kind, const std::string& plain) {
+  std::map<std::string, std::string> keys;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    const int64_t now = NowMillis();
+    for (auto& [id, svc] : services_) {
+      const json& hb = svc.heartbeat;
+      if (!AliveLocked(id, now) || hb.value("kind", "") != kind) continue;
+      if (hb.contains("sealKey") && hb["sealKey"].is_string()) {
+        keys[id] = hb["sealKey"].get<std::string>();
+      }
+    }
+  }
+  if (keys.empty()) {
+    return Status::Unavailable("no live " + kind +
+                               " service announces a key to seal credentials to (an older "
+                               "version?): upgrade it");
+  }
+  json sealed = json::object();
+  for (const auto& [id, key] : keys) {
+    auto box = security::SealTo(key, plain);
+    if (!box.ok()) continue;  // a malformed key: that service cannot take the run
+    sealed[id] = *box;
+  }
+  return sealed;
+}
+
 Result<store::RunRecord> Orchestrator::StartRun(const store::StreamRecord& stream,
                                                 const json& config) {
+  std::lock_guard<std::mutex> bus_lock(bus_mu_);
   const int64_t now = NowMillis();
   {
     std::lock_guard<std::mutex> l(mu_);
+    to_delete_.erase(std::remove(to_delete_.begin(), to_delete_.end(), stream.name),
+                     to_delete_.end());
     for (auto& [id, live] : runs_) {
       if (live->rec.stream_id == stream.id && live->rec.active()) {
         return Status::FailedPrecondition("stream " + stream.name + " already has run " + id +
@@ -342,6 +405,7 @@ Result<store::RunRecord> Orchestrator::StartRun(const store::StreamRecord& strea
   live->rec.stream_name = stream.name;
   live->rec.state = "starting";
   live->rec.started_at = now;
+  live->mode = stream.config.value("mode", "load");
   DBS_RETURN_IF_ERROR(store_->PutRun(live->rec));
   const std::string run_id = live->rec.id;
   {
@@ -361,14 +425,23 @@ Result<store::RunRecord> Orchestrator::StartRun(const store::StreamRecord& strea
     Status del = nats_->DeleteStream(bus::JetStreamName(stream.name));
     if (!del.ok() && del.code() != StatusCode::kNotFound) return fail(del);
   }
-  json req = {{"op", "start"}, {"run", run_id}, {"config", config}};
-  auto r = Request(bus::SubjectControl("reader"), req);
+  // No secret travels in clear: the passwords go sealed to each live service of the kind.
+  json plain_config = config;
+  const json secrets = security::TakeSecrets(&plain_config);
+  auto request = [&](const std::string& kind) -> Result<json> {
+    json req = {{"op", "start"}, {"run", run_id}, {"config", plain_config}};
+    if (!secrets.empty()) {
+      DBS_ASSIGN_OR_RETURN(req["sealed"], SealForServices(kind, secrets.dump()));
+    }
+    return Request(bus::SubjectControl(kind), req);
+  };
+  auto r = request("reader");
   if (!r.ok()) return fail(r.status().WithContext("starting the reader"));
   if (!r->value("ok", false)) {
     return fail(Status::FailedPrecondition("the reader refused the run: " + r->value("error", "")));
   }
   const std::string reader = r->value("service", "");
-  auto w = Request(bus::SubjectControl("writer"), req);
+  auto w = request("writer");
   if (!w.ok()) return fail(w.status().WithContext("starting the writers"));
   if (!w->value("ok", false)) {
     return fail(Status::FailedPrecondition("a writer refused the run: " + w->value("error", "")));
@@ -547,6 +620,10 @@ Orchestrator::Counts Orchestrator::Snapshot() {
     if (!AliveLocked(id, now)) continue;
     if (s.heartbeat.value("kind", "") == "reader") ++c.readers_alive;
     if (s.heartbeat.value("kind", "") == "writer") ++c.writers_alive;
+  }
+  if (storage_known_) {
+    c.bus_storage_bytes = static_cast<int64_t>(storage_.file_bytes);
+    c.bus_streams = storage_.streams;
   }
   for (auto& [id, live] : runs_) {
     if (!live->rec.active()) continue;

@@ -47,8 +47,9 @@ class Orchestrator {
   void Shutdown();
 
   // Starts a run of `stream` with `config` (the resolved stream config JSON, credentials
-  // included; never stored or logged). FailedPrecondition when the stream has an active run;
-  // Unavailable when no reader or writer service is alive.
+  // included; never stored or logged, and sent to the services only sealed to their keys).
+  // FailedPrecondition when the stream has an active run; Unavailable when no reader or writer
+  // service is alive.
   Result<store::RunRecord> StartRun(const store::StreamRecord& stream,
                                     const nlohmann::json& config);
   Status StopRun(const std::string& run_id, bool force);
@@ -67,6 +68,8 @@ class Orchestrator {
     int writers_alive = 0;
     uint64_t rows_written = 0;  // of active runs
     uint64_t bytes = 0;
+    int64_t bus_storage_bytes = -1;  // JetStream file storage of the account; -1: unknown
+    int64_t bus_streams = -1;
   };
   Counts Snapshot();
 
@@ -95,6 +98,7 @@ class Orchestrator {
     int64_t cdc_started_ms = 0;  // first change-stream progress sample (usage: CDC seconds)
     uint64_t cdc_changes = 0;    // row changes applied by the writers
     int64_t last_status_check_ms = 0;
+    std::string mode;  // the stream's mode: load, cdc or load+cdc
   };
   struct Service {
     nlohmann::json heartbeat;
@@ -110,6 +114,8 @@ class Orchestrator {
   bool AliveLocked(const std::string& service, int64_t now) const;
   nlohmann::json LiveJsonLocked(const Live& live) const;
   Result<nlohmann::json> Request(const std::string& subject, const nlohmann::json& body);
+  // {service id: `plain` sealed to that service's key} for every live service of `kind`.
+  Result<nlohmann::json> SealForServices(const std::string& kind, const std::string& plain);
   void LoadPlan(const std::string& run_id, const std::string& stream);
 
   bus::NatsConnection* nats_;
@@ -121,6 +127,15 @@ class Orchestrator {
   bool stopping_ = false;
   std::map<std::string, Service> services_;
   std::map<std::string, std::unique_ptr<Live>> runs_;  // active runs by id
+  // JetStream streams of finished load runs, to delete outside the lock (MonitorLoop): the
+  // bus keeps no copy of the data once a load ended (CDC modes keep theirs for resumption).
+  std::vector<std::string> to_delete_;
+  // Held across a start (from its checks until the services took it) and across the deletion
+  // of finished streams, so a deletion can never hit a stream a new run just created.
+  std::mutex bus_mu_;
+  int64_t storage_checked_ms_ = 0;
+  bus::NatsConnection::StorageUsage storage_{};
+  bool storage_known_ = false;
   std::vector<std::unique_ptr<bus::Subscription>> subs_;
   std::thread monitor_;
   int64_t started_ms_ = 0;

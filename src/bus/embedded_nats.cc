@@ -1,7 +1,12 @@
 #include "bus/embedded_nats.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -9,8 +14,55 @@
 
 #include "bus/jetstream.h"
 #include "core/logging.h"
+#include "security/self_signed.h"
 
 namespace dbs::bus {
+
+bool IsLoopbackHost(const std::string& host) {
+  if (host == "localhost") return true;
+  in_addr a4{};
+  if (inet_pton(AF_INET, host.c_str(), &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
+  in6_addr a6{};
+  if (inet_pton(AF_INET6, host.c_str(), &a6) == 1) return IN6_IS_ADDR_LOOPBACK(&a6);
+  return false;
+}
+
+namespace {
+
+// Writes `data` to `path` with mode 0600 (through a temporary file and a rename).
+Status WritePrivateFile(const std::string& path, const std::string& data) {
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::IoError("cannot write " + tmp + ": " + std::strerror(errno));
+  ::fchmod(fd, 0600);
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      return Status::IoError("cannot write " + tmp + ": " + std::strerror(errno));
+    }
+    off += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Status::IoError("cannot rename " + tmp + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// A string in nats-server's configuration syntax (double quotes, backslash escapes).
+std::string ConfString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
 
 std::string FileTail(const std::string& path, size_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
@@ -39,22 +91,45 @@ Result<std::unique_ptr<EmbeddedNats>> EmbeddedNats::Start(const EmbeddedNatsOpti
                                  " is already in use (another nats-server or dbstreams?); "
                                  "choose another with --nats-port");
   }
+  bool tls = false;
+  if (o.tls == "on") {
+    tls = true;
+  } else if (o.tls == "auto") {
+    tls = !IsLoopbackHost(o.host);
+  } else if (o.tls != "off") {
+    return Status::InvalidArgument("NATS TLS must be auto, on or off, not '" + o.tls + "'");
+  }
+  // The folder holds the store and the server's credentials hashes: owner only.
+  ::chmod(o.data_dir.c_str(), 0700);
   std::unique_ptr<EmbeddedNats> n(new EmbeddedNats());
   n->port_ = port;
-  n->url_ = "nats://" + o.host + ":" + std::to_string(port);
+  n->users_ = o.users.empty() ? NatsUsers::Generate() : o.users;
+  n->url_ = std::string(tls ? "tls" : "nats") + "://" +
+            (o.host == "0.0.0.0" || o.host == "::" ? std::string("127.0.0.1") : o.host) + ":" +
+            std::to_string(port);
   n->log_file_ = o.data_dir + "/nats-server.log";
-  // A config file, so max_payload and the store folder are explicit.
-  std::string conf = o.data_dir + "/nats-server.conf";
-  {
-    std::ofstream f(conf, std::ios::trunc);
-    f << "host: \"" << o.host << "\"\nport: " << port << "\nmax_payload: " << o.max_payload
-      << "\njetstream {\n  store_dir: \"" << o.data_dir << "\"\n}\n";
-    if (!f) return Status::IoError("cannot write " + conf);
+  std::string tls_conf;
+  if (tls) {
+    const std::string cert = o.data_dir + "/nats-server-cert.pem";
+    const std::string key = o.data_dir + "/nats-server-key.pem";
+    DBS_RETURN_IF_ERROR(security::EnsureSelfSigned(cert, key, {o.host})
+                            .WithContext("making the embedded NATS server's certificate"));
+    n->ca_file_ = cert;
+    tls_conf = "tls {\n  cert_file: " + ConfString(cert) + "\n  key_file: " + ConfString(key) +
+               "\n  timeout: 5\n}\n";
   }
+  DBS_ASSIGN_OR_RETURN(std::string auth, AuthorizationConf(n->users_));
+  // A config file, so max_payload, the store folder and the users are explicit.
+  const std::string conf = o.data_dir + "/nats-server.conf";
+  DBS_RETURN_IF_ERROR(WritePrivateFile(
+      conf, "host: " + ConfString(o.host) + "\nport: " + std::to_string(port) +
+                "\nmax_payload: " + std::to_string(o.max_payload) + "\njetstream {\n  store_dir: " +
+                ConfString(o.data_dir) + "\n}\n" + tls_conf + auth));
   SpawnOptions so;
   so.argv = {o.binary, "-c", conf};
   so.output_file = n->log_file_;
   so.death_signal = SIGTERM;
+  so.umask = 077;  // the JetStream store and the log: owner only
   auto child = ChildProcess::Spawn(so);
   if (!child.ok()) {
     return child.status().WithContext("starting nats-server (is it installed? scripts/setup.sh)");
@@ -68,8 +143,7 @@ Result<std::unique_ptr<EmbeddedNats>> EmbeddedNats::Start(const EmbeddedNatsOpti
       return Status::Unavailable("nats-server exited during startup:\n" + FileTail(n->log_file_));
     }
     if (CanConnect(o.host, port)) {
-      NatsOptions no;
-      no.url = n->url_;
+      NatsOptions no = n->ClientOptions(NatsRole::kApi, "dbstreams-probe");
       no.max_reconnects = 0;
       no.connect_timeout = std::chrono::milliseconds(1000);
       no.request_timeout = std::chrono::milliseconds(2000);
@@ -92,6 +166,19 @@ Result<std::unique_ptr<EmbeddedNats>> EmbeddedNats::Start(const EmbeddedNatsOpti
 }
 
 EmbeddedNats::~EmbeddedNats() { Stop(); }
+
+NatsOptions EmbeddedNats::ClientOptions(NatsRole role, const std::string& client_name) const {
+  NatsOptions o;
+  o.url = url_;
+  o.name = client_name;
+  o.user = users_.For(role).user;
+  o.password = users_.For(role).password;
+  if (!ca_file_.empty()) {
+    o.tls = true;
+    o.ca_file = ca_file_;
+  }
+  return o;
+}
 
 void EmbeddedNats::Stop() {
   if (child_) {

@@ -4,12 +4,20 @@
 // Contract: Start() returns once the server accepts clients and JetStream answers. The server
 // stores its data under options.data_dir/jetstream and dies with the process that started it
 // (parent-death signal). Stop() (and the destructor) shut it down cleanly.
+//
+// Security: the server always requires authentication, with one user per role and the
+// permissions of bus/nats_auth.h (passwords from options.users, or fresh random ones). Its
+// configuration holds only bcrypt hashes; the folder is made 0700 and every file the server
+// writes is 0600 (umask of the child). When it listens beyond loopback it also requires TLS,
+// with a self-signed certificate made in the folder on first start (clients trust exactly it).
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <string>
 
+#include "bus/jetstream.h"
+#include "bus/nats_auth.h"
 #include "core/result.h"
 #include "core/subprocess.h"
 
@@ -22,6 +30,10 @@ struct EmbeddedNatsOptions {
   int64_t max_payload = 8 << 20;  // bytes; nats-server's own default is 1 MiB
   std::string binary = "nats-server";
   std::chrono::milliseconds start_timeout{30000};
+  NatsUsers users;  // empty: fresh random users for this server's lifetime
+  // TLS: "auto" (on unless `host` is a loopback address), "on" or "off". A non-loopback
+  // server without TLS is refused unless this is "off".
+  std::string tls = "auto";
 };
 
 class EmbeddedNats {
@@ -30,6 +42,11 @@ class EmbeddedNats {
   ~EmbeddedNats();
 
   const std::string& url() const { return url_; }
+  // Connection options for a client of `role`: URL, the role's user and password, and the
+  // server's certificate as the only trusted CA when TLS is on.
+  NatsOptions ClientOptions(NatsRole role, const std::string& client_name) const;
+  const NatsUsers& users() const { return users_; }
+  bool tls() const { return !ca_file_.empty(); }
   int port() const { return port_; }
   // The server's log file (for error messages).
   const std::string& log_file() const { return log_file_; }
@@ -40,8 +57,13 @@ class EmbeddedNats {
   std::unique_ptr<ChildProcess> child_;
   std::string url_;
   std::string log_file_;
+  std::string ca_file_;  // the server's self-signed certificate when TLS is on
+  NatsUsers users_;
   int port_ = 0;
 };
+
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool IsLoopbackHost(const std::string& host);
 
 // The last `max_bytes` of a file (for startup error messages).
 std::string FileTail(const std::string& path, size_t max_bytes = 2000);

@@ -292,6 +292,16 @@ Status NatsConnection::DeleteStream(const std::string& name) {
                   "deleting JetStream stream " + name, jerr);
 }
 
+Result<NatsConnection::StorageUsage> NatsConnection::Storage() {
+  jsAccountInfo* ai = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  DBS_RETURN_IF_ERROR(
+      FromNats(js_GetAccountInfo(&ai, js_, nullptr, &jerr), "JetStream account info", jerr));
+  StorageUsage u{ai->Store, ai->Memory, ai->Streams};
+  jsAccountInfo_Destroy(ai);
+  return u;
+}
+
 Status NatsConnection::PurgeSubjectBelow(const std::string& stream, const std::string& subject,
                                          uint64_t below_seq) {
   jsOptions o;

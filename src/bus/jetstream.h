@@ -117,6 +117,13 @@ class NatsConnection {
   // Creates the stream, or updates it when it exists with other settings.
   Status EnsureStream(const StreamSpec& spec);
   Status DeleteStream(const std::string& name);
+  // JetStream storage of this account: bytes on disk (file storage) and in memory, streams.
+  struct StorageUsage {
+    uint64_t file_bytes = 0;
+    uint64_t memory_bytes = 0;
+    int64_t streams = 0;
+  };
+  Result<StorageUsage> Storage();
   // Removes the messages of `subject` (wildcards allowed) with a stream sequence below
   // `below_seq`; other subjects are untouched.
   Status PurgeSubjectBelow(const std::string& stream, const std::string& subject,

@@ -75,22 +75,66 @@ std::string LogRecordToJson(const LogRecord& r) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+namespace {
+
+// Appends `s` to `out` with every control character (and, inside quotes, '"' and '\\')
+// escaped, so a value can neither start a new line nor write raw bytes such as NUL: a text
+// log line is one record whatever the values hold.
+void AppendEscaped(std::string* out, std::string_view s, bool quoted) {
+  static const char* hex = "0123456789abcdef";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '\n':
+        *out += "\\n";
+        continue;
+      case '\r':
+        *out += "\\r";
+        continue;
+      case '\t':
+        *out += "\\t";
+        continue;
+      default:
+        break;
+    }
+    if (c < 0x20 || c == 0x7f) {
+      *out += "\\x";
+      *out += hex[c >> 4];
+      *out += hex[c & 15];
+    } else if (quoted && (c == '"' || c == '\\')) {
+      *out += '\\';
+      *out += static_cast<char>(c);
+    } else {
+      *out += static_cast<char>(c);
+    }
+  }
+}
+
+bool NeedsQuotes(std::string_view v) {
+  if (v.empty()) return true;
+  for (unsigned char c : v) {
+    if (c <= 0x20 || c == 0x7f || c == '"' || c == '=' || c == '\\') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string LogRecordToText(const LogRecord& r) {
   std::string out = FormatTime(r.unix_micros, 3);
   char lvl[8];
   std::snprintf(lvl, sizeof lvl, " %-5s", std::string(LogLevelName(r.level)).c_str());
   out += lvl;
   out += " [";
-  out += r.component;
+  AppendEscaped(&out, r.component, false);
   out += "] ";
-  out += r.message;
+  AppendEscaped(&out, r.message, false);
   for (const LogField& f : r.fields) {
     out += ' ';
-    out += f.key;
+    AppendEscaped(&out, f.key, false);
     out += '=';
-    bool quote = f.value.empty() || f.value.find_first_of(" \t\"=") != std::string::npos;
+    const bool quote = NeedsQuotes(f.value);
     if (quote) out += '"';
-    out += f.value;
+    AppendEscaped(&out, f.value, quote);
     if (quote) out += '"';
   }
   return out;

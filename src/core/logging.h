@@ -52,7 +52,10 @@ struct LogRecord {
 
 // One JSON object per record: {"ts":"2026-11-30T06:00:00.123456Z","level":"info",...}.
 std::string LogRecordToJson(const LogRecord& r);
-// "2026-11-30T06:00:00.123Z INFO  [bus] connected url=nats://127.0.0.1:4222".
+// "2026-11-30T06:00:00.123Z INFO  [bus] connected url=nats://127.0.0.1:4222". One line per
+// record: control characters anywhere (message, component, field values) are escaped as \n,
+// \r, \t or \xNN, and quoted values escape '"' and '\', so untrusted text (a connection
+// name, a source error) cannot forge a line or write raw bytes.
 std::string LogRecordToText(const LogRecord& r);
 
 class LogSink {

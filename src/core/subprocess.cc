@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,7 +48,8 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const SpawnOptions& o)
       _exit(127);
     };
     setpgid(0, 0);
-    int fd = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (o.umask >= 0) umask(static_cast<mode_t>(o.umask));
+    int fd = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, o.umask >= 0 ? 0600 : 0644);
     if (fd < 0) fail(1);
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) fail(2);

@@ -26,6 +26,7 @@ struct SpawnOptions {
   int death_signal = 9;                // sent to the child when its parent thread dies
   uid_t uid = static_cast<uid_t>(-1);  // run as this user (needs root); -1: unchanged
   gid_t gid = static_cast<gid_t>(-1);
+  int umask = -1;  // the child's file mode mask (and the output file is 0600); -1: inherited
 };
 
 class ChildProcess {

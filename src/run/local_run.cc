@@ -78,11 +78,17 @@ class ProgressBoard {
   CdcProgress cdc_;
 };
 
-Result<std::unique_ptr<bus::NatsConnection>> Connect(const std::string& url,
-                                                     const std::string& name) {
-  bus::NatsOptions o;
-  o.url = url;
-  o.name = name;
+// A connection of `role`: the embedded server's user for it, or the configured credentials.
+Result<std::unique_ptr<bus::NatsConnection>> Connect(const bus::EmbeddedNats* embedded,
+                                                     const LocalRunOptions& options,
+                                                     bus::NatsRole role, const std::string& name) {
+  bus::NatsOptions o = options.nats_client;
+  if (embedded != nullptr) {
+    o = embedded->ClientOptions(role, name);
+  } else {
+    o.url = options.nats_url;
+    o.name = name;
+  }
   o.request_timeout = std::chrono::seconds(30);
   return bus::NatsConnection::Connect(o);
 }
@@ -122,8 +128,10 @@ Result<RunSummary> RunLocal(const StreamConfig& config, const LocalRunOptions& o
     DBS_ASSIGN_OR_RETURN(embedded, bus::EmbeddedNats::Start(eo));
     url = embedded->url();
   }
-  DBS_ASSIGN_OR_RETURN(auto reader_conn, Connect(url, "dbstreams-reader"));
-  DBS_ASSIGN_OR_RETURN(auto watch_conn, Connect(url, "dbstreams-run"));
+  DBS_ASSIGN_OR_RETURN(auto reader_conn, Connect(embedded.get(), options, bus::NatsRole::kReader,
+                                                 "dbstreams-reader"));
+  DBS_ASSIGN_OR_RETURN(auto watch_conn,
+                       Connect(embedded.get(), options, bus::NatsRole::kApi, "dbstreams-run"));
   ProgressBoard board;
   DBS_ASSIGN_OR_RETURN(
       auto sub, bus::Subscription::Create(
@@ -146,7 +154,8 @@ Result<RunSummary> RunLocal(const StreamConfig& config, const LocalRunOptions& o
   std::atomic<int> writers_running{n};
   Status setup;
   for (int i = 0; i < n && setup.ok(); ++i) {
-    auto c = Connect(url, "dbstreams-writer-" + std::to_string(i));
+    auto c = Connect(embedded.get(), options, bus::NatsRole::kWriter,
+                     "dbstreams-writer-" + std::to_string(i));
     if (!c.ok()) {
       setup = c.status();
       break;

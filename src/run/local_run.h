@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bus/jetstream.h"
 #include "config/stream_config.h"
 #include "core/result.h"
 #include "verify/checksum.h"
@@ -25,6 +26,9 @@ struct CdcProgress {
 struct LocalRunOptions {
   int writers = 2;
   std::string nats_url;  // empty: start an embedded nats-server in `data_dir`
+  // Credentials and TLS for `nats_url` (url and name are set per connection). The embedded
+  // server makes its own users for the run, one per role (bus/nats_auth.h).
+  bus::NatsOptions nats_client;
   std::string data_dir;  // for the embedded server's store (a fresh sub-folder per run)
   // CDC modes: polled every 200 ms; once it returns true the run drains — it ends after every
   // change committed at the source up to that moment is applied (a limit also ends it).

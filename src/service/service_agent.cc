@@ -15,6 +15,8 @@
 #include "bus/protocol.h"
 #include "config/stream_config.h"
 #include "core/logging.h"
+#include "security/sealed_box.h"
+#include "security/sealed_config.h"
 #include "service/stream_task.h"
 #include "store/config_store.h"
 
@@ -53,6 +55,9 @@ struct ServiceAgent::Impl {
 
   bus::NatsConnection* nats = nullptr;
   AgentOptions options;
+  // Credentials of a run arrive sealed to this key pair's public half, which the heartbeats
+  // announce (security/sealed_config.h).
+  security::BoxKeyPair keys = security::BoxKeyPair::Generate();
   std::string host;
   int64_t started_at = 0;
   std::vector<natsSubscription*> subs;
@@ -106,12 +111,38 @@ struct ServiceAgent::Impl {
     natsConnection_Publish(nats->raw(), reply, s.data(), static_cast<int>(s.size()));
   }
 
+  // The run's config with its secrets put back: a start carries them as {"sealed": {service id:
+  // box}}, each box sealed to that service's key.
+  Result<json> UnsealConfig(const json& req) {
+    json config = req["config"];
+    if (!req.contains("sealed")) return config;
+    const json& sealed = req["sealed"];
+    if (!sealed.is_object() || !sealed.contains(options.id) || !sealed[options.id].is_string()) {
+      return Status::Unavailable("the start request has no credentials sealed for service " +
+                                 options.id +
+                                 " (it started after the request was made): start the run again");
+    }
+    DBS_ASSIGN_OR_RETURN(std::string plain, keys.Open(sealed[options.id].get<std::string>()));
+    json secrets = json::parse(plain, nullptr, false);
+    WipeString(&plain);
+    DBS_RETURN_IF_ERROR(security::PutSecrets(&config, secrets));
+    return config;
+  }
+  static void WipeString(std::string* s) {  // a decrypted copy: do not leave it in freed memory
+    volatile char* p = s->data();
+    for (size_t i = 0; i < s->size(); ++i) p[i] = 0;
+  }
+
   void HandleStart(natsMsg* msg, const json& req) {
     const std::string run = req.value("run", "");
     if (!ValidRunId(run) || !req.contains("config") || !req["config"].is_object()) {
       return Reply(msg, {{"ok", false}, {"error", "start request without a valid run and config"}});
     }
-    auto parsed = ParseStreamConfig(req["config"]);
+    auto config = UnsealConfig(req);
+    if (!config.ok()) {
+      return Reply(msg, {{"ok", false}, {"error", config.status().ToString()}});
+    }
+    auto parsed = ParseStreamConfig(*config);
     if (!parsed.ok()) {
       PublishState(run, req["config"].value("name", ""), "failed", parsed.status().ToString());
       return Reply(msg, {{"ok", false}, {"error", parsed.status().ToString()}});
@@ -214,6 +245,19 @@ struct ServiceAgent::Impl {
     natsMsg_Destroy(msg);
   }
 
+  void PublishHeartbeat(const json& runs) {
+    json hb = {{"kind", options.kind},
+               {"id", options.id},
+               {"host", host},
+               {"pid", getpid()},
+               {"version", options.version},
+               {"startedAt", started_at},
+               {"ts", store::NowMillis()},
+               {"sealKey", keys.public_key()},
+               {"runs", runs}};
+    (void)nats->PublishCore(bus::SubjectHeartbeat(options.id), hb.dump());
+  }
+
   void HeartbeatLoop() {
     std::unique_lock<std::mutex> l(mu);
     while (!shutting_down) {
@@ -222,16 +266,8 @@ struct ServiceAgent::Impl {
         if (e->finished) continue;
         runs.push_back({{"run", id}, {"stream", e->stream}, {"state", e->state}});
       }
-      json hb = {{"kind", options.kind},
-                 {"id", options.id},
-                 {"host", host},
-                 {"pid", getpid()},
-                 {"version", options.version},
-                 {"startedAt", started_at},
-                 {"ts", store::NowMillis()},
-                 {"runs", runs}};
       l.unlock();
-      (void)nats->PublishCore(bus::SubjectHeartbeat(options.id), hb.dump());
+      PublishHeartbeat(runs);
       l.lock();
       cv.wait_for(l, options.heartbeat_interval, [this] { return shutting_down; });
     }
@@ -273,6 +309,9 @@ Result<std::unique_ptr<ServiceAgent>> ServiceAgent::Start(bus::NatsConnection* n
     return Status::Ok();
   };
   const std::string kind = impl->options.kind;
+  // Announce the service (and its sealing key) before it can receive a start.
+  impl->PublishHeartbeat(json::array());
+  DBS_RETURN_IF_ERROR(nats->Flush(std::chrono::seconds(5)));
   DBS_RETURN_IF_ERROR(sub(bus::SubjectControl(kind), kind == "reader" ? "readers" : nullptr));
   DBS_RETURN_IF_ERROR(sub(bus::SubjectControl("run"), nullptr));
   DBS_RETURN_IF_ERROR(nats->Flush(std::chrono::seconds(5)));

@@ -196,7 +196,8 @@ std::string RandomHex(size_t n) {
 
 Result<std::unique_ptr<SecretsStore>> SecretsStore::Open(const std::string& backend,
                                                          const std::string& data_dir,
-                                                         const std::string& master_key_hex) {
+                                                         const std::string& master_key_hex,
+                                                         const std::string& master_key_file) {
   if (sodium_init() < 0) return Status::Internal("libsodium failed to initialize");
   if (backend != "file") {
     return Status::InvalidArgument("unknown SECRETS_BACKEND '" + backend +
@@ -208,6 +209,8 @@ Result<std::unique_ptr<SecretsStore>> SecretsStore::Open(const std::string& back
   std::string key;
   if (!master_key_hex.empty()) {
     DBS_ASSIGN_OR_RETURN(key, HexDecode(master_key_hex, "DBS_MASTER_KEY"));
+  } else if (!master_key_file.empty()) {
+    DBS_ASSIGN_OR_RETURN(key, LoadOrCreateKeyFile(master_key_file));
   } else {
     DBS_ASSIGN_OR_RETURN(key, LoadOrCreateKeyFile(data_dir + "/master.key"));
   }
