@@ -105,7 +105,13 @@ void Orchestrator::OnRunState(std::string_view data) {
       FinishLocked(live, "completed", "");
     }
   } else if (state == "stopped") {
-    if (live->rec.state == "stopping" || kind == "reader") FinishLocked(live, "stopped", "");
+    // Stopped when every service holding the run has stopped: a writer still applying the
+    // drained tail of a change stream is still working on it.
+    live->finished_services.insert(service);
+    bool all = live->rec.reader_service.empty() ||
+               live->finished_services.count(live->rec.reader_service) != 0;
+    for (const std::string& w : live->writers) all = all && live->finished_services.count(w) != 0;
+    if (all) FinishLocked(live, "stopped", "");
   } else if (state == "paused" || state == "running") {
     if (live->rec.state == "running" || live->rec.state == "paused") {
       live->rec.state = state;
@@ -249,11 +255,16 @@ void Orchestrator::MonitorLoop() {
     for (auto it = runs_.begin(); it != runs_.end();) {
       it = it->second->rec.active() ? std::next(it) : runs_.erase(it);
     }
-    std::vector<std::string> to_delete;
+    std::vector<std::string> to_delete, to_stop;
     to_delete.swap(to_delete_);
+    to_stop.swap(to_stop_);
     const bool check_storage = now - storage_checked_ms_ > 5000;
     if (check_storage) storage_checked_ms_ = now;
     l.unlock();
+    for (const std::string& run : to_stop) {
+      json req = {{"op", "stop"}, {"run", run}, {"force", true}};
+      (void)nats_->PublishCore(bus::SubjectControl("run"), req.dump());
+    }
     std::unique_lock<std::mutex> bus_lock(bus_mu_, std::defer_lock);
     if (!to_delete.empty()) bus_lock.lock();
     for (const std::string& stream : to_delete) {
@@ -290,6 +301,14 @@ void Orchestrator::MonitorLoop() {
       if (it == runs_.end() || !it->second->rec.active() || it->second->rec.state == "stopping") {
         continue;
       }
+      // The status names the writer that published it, "<service>/<run>": a status left in
+      // a change stream's JetStream stream by an earlier run says nothing about this one.
+      const std::string writer = j.value("writer", "");
+      const std::string suffix = "/" + id;
+      if (writer.size() < suffix.size() ||
+          writer.compare(writer.size() - suffix.size(), suffix.size(), suffix) != 0) {
+        continue;
+      }
       if (j.value("state", "") == "complete") FinishLocked(it->second.get(), "completed", "");
       if (j.value("state", "") == "failed") {
         FinishLocked(it->second.get(), "failed", j.value("error", "the stream failed"));
@@ -321,6 +340,9 @@ void Orchestrator::FinishLocked(Live* live, const std::string& state, const std:
   // A load's data is committed (or the run is over and a new start deletes it anyway): the
   // bus keeps no copy. A run resumed after an API restart has no mode recorded: keep it.
   if (live->mode == "load") to_delete_.push_back(r.stream_name);
+  // Services may still hold the run (a failed writer's peers, a reader that outlived its
+  // writers): stop them, so a finished run does no more work.
+  if (state == "failed") to_stop_.push_back(r.id);
   cv_.notify_all();
 }
 

@@ -91,7 +91,8 @@ class Orchestrator {
     uint64_t bytes = 0;
     bool plan_loaded = false;
     bool reader_done = false;
-    std::set<std::string> writers;  // writer services that took the run
+    std::set<std::string> writers;            // writer services that took the run
+    std::set<std::string> finished_services;  // services that reported the run stopped
     std::deque<Sample> samples;
     int64_t stop_requested_ms = 0;
     int64_t lag_ms = -1;
@@ -130,6 +131,7 @@ class Orchestrator {
   // JetStream streams of finished load runs, to delete outside the lock (MonitorLoop): the
   // bus keeps no copy of the data once a load ended (CDC modes keep theirs for resumption).
   std::vector<std::string> to_delete_;
+  std::vector<std::string> to_stop_;  // failed runs whose services must stop (MonitorLoop)
   // Held across a start (from its checks until the services took it) and across the deletion
   // of finished streams, so a deletion can never hit a stream a new run just created.
   std::mutex bus_mu_;

@@ -152,6 +152,15 @@ struct ServiceAgent::Impl {
     if (tasks.count(run) != 0) {
       return Reply(msg, {{"ok", true}, {"service", options.id}, {"duplicate", true}});
     }
+    // Two runs of one stream never work at once: they would read the source twice (a MySQL
+    // replica id taken over, a PostgreSQL slot in use) and write the same target.
+    for (auto& [id, e] : tasks) {
+      if (!e->finished && e->stream == parsed->name) {
+        return Reply(msg, {{"ok", false},
+                           {"error", "stream " + parsed->name + " is still running here as run " +
+                                         id + ": stop it first"}});
+      }
+    }
     Result<std::unique_ptr<StreamTask>> task =
         options.kind == "reader" ? MakeReaderTask(*parsed, run, nats)
                                  : MakeWriterTask(*parsed, run, nats, options.id + "/" + run);

@@ -299,6 +299,9 @@ class SecurityApiTest : public ::testing::Test {
     key_ = *key;
     api::ApiServerOptions ao;
     ao.port = 0;
+    // Short, so the orchestrator's checks (heartbeats, the stream status on the bus) start
+    // within the tests' runs.
+    ao.orchestrator.heartbeat_timeout = std::chrono::milliseconds(3000);
     auto s = api::ApiServer::Start(ao, api_conn_.get(), config_.get(), secrets_.get());
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     server_ = std::move(s).value();
@@ -463,6 +466,61 @@ TEST_F(SecurityApiTest, NoPasswordOnTheBusAndNoDataLeftAfterALoad) {
   EXPECT_NE(sniffed_.find("\"sealed\""), std::string::npos);
   EXPECT_NE(sniffed_.find("dbs.sec-cdc.cdc."), std::string::npos);
   EXPECT_EQ(sniffed_.find(kSecret), std::string::npos) << "a password travelled on the bus";
+}
+
+// Issue 11 (run states): a change stream started again after a drained stop follows its own
+// run's state, not the status the earlier run left on the bus; it stays running, can be paused
+// and stopped, and no second run of it can start meanwhile.
+TEST_F(SecurityApiTest, RestartedChangeStreamReportsItsRealState) {
+  ASSERT_TRUE(pg_->CreateDatabase("rs_src").ok());
+  ASSERT_TRUE(pg_->CreateDatabase("rs_dst").ok());
+  ASSERT_TRUE(pg_->Exec("CREATE TABLE t (id int PRIMARY KEY, v text);"
+                        "INSERT INTO t SELECT g, 'row ' || g FROM generate_series(1, 100) g",
+                        "rs_src")
+                  .ok());
+  const std::string src = PgConnection("rs-src", "rs_src");
+  const std::string dst = PgConnection("rs-dst", "rs_dst");
+  auto s = Call("POST", "/api/v1/streams",
+                {{"name", "rs-cdc"},
+                 {"mode", "load+cdc"},
+                 {"source", {{"connection", src}}},
+                 {"target", {{"connection", dst}}},
+                 {"verify", false}});
+  ASSERT_EQ(s.first, 201) << s.second.dump();
+  const std::string start = "/api/v1/streams/" + s.second["id"].get<std::string>() + "/start";
+  auto wait_count = [&](int64_t n) {
+    for (int i = 0; i < 300 && Count("rs_dst", "public.t") != n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return Count("rs_dst", "public.t");
+  };
+  auto run1 = Call("POST", start, json::object());
+  ASSERT_EQ(run1.first, 202) << run1.second.dump();
+  EXPECT_EQ(wait_count(100), 100);
+  EXPECT_EQ(
+      Call("POST", "/api/v1/runs/" + run1.second["id"].get<std::string>() + "/stop", json::object())
+          .first,
+      200);
+  EXPECT_NE(WaitForState(run1.second["id"], {"completed", "stopped", "failed"}), "failed");
+
+  auto run2 = Call("POST", start, json::object());
+  ASSERT_EQ(run2.first, 202) << run2.second.dump();
+  const std::string rid = run2.second["id"];
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_EQ(Call("GET", "/api/v1/runs/" + rid, json()).second.value("state", ""), "running");
+  ASSERT_TRUE(pg_->Exec("INSERT INTO t VALUES (101, 'after the restart')", "rs_src").ok());
+  EXPECT_EQ(wait_count(101), 101);
+  EXPECT_EQ(Call("POST", start, json::object()).first, 409);  // never two runs at once
+  EXPECT_EQ(Call("POST", "/api/v1/runs/" + rid + "/pause", json::object()).first, 200);
+  EXPECT_EQ(Call("POST", "/api/v1/runs/" + rid + "/resume", json::object()).first, 200);
+  EXPECT_EQ(Call("GET", "/api/v1/runs/" + rid, json()).second.value("state", ""), "running");
+  ASSERT_TRUE(pg_->Exec("INSERT INTO t VALUES (102, 'before the stop')", "rs_src").ok());
+  EXPECT_EQ(Call("POST", "/api/v1/runs/" + rid + "/stop", json::object()).first, 200);
+  EXPECT_NE(WaitForState(rid, {"completed", "stopped", "failed"}), "failed");
+  EXPECT_EQ(wait_count(102), 102);
+  (void)pg_->Exec(
+      "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+      "WHERE slot_name = 'dbs_rs_cdc' AND NOT active");
 }
 
 // `dbstreams serve` end to end: the embedded bus refuses strangers, the data folder is private
