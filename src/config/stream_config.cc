@@ -209,11 +209,12 @@ bool MatchTablePattern(const std::string& pattern, const std::string& schema,
 
 Result<StreamConfig> ParseStreamConfig(const json& j) {
   if (!j.is_object()) return Status::InvalidArgument("the stream config must be a JSON object");
-  DBS_RETURN_IF_ERROR(
-      OnlyKeys(j, "",
-               {"name", "mode", "source", "target", "targetSchema", "tables", "exclude",
-                "dataBundleSize", "schemaPolicy", "writeMode", "structure", "limits", "readers",
-                "splitRows", "compression", "zeroDate", "verify", "keepPartial", "cdc"}));
+  DBS_RETURN_IF_ERROR(OnlyKeys(
+      j, "",
+      {"name",    "mode",           "source",       "target",    "targetSchema", "tables",
+       "exclude", "dataBundleSize", "schemaPolicy", "writeMode", "structure",    "limits",
+       "readers", "splitRows",      "compression",  "zeroDate",  "verify",       "keepPartial",
+       "cdc",     "busEncryption",  "busKey"}));
   StreamConfig c;
   DBS_RETURN_IF_ERROR(GetString(j, "", "name", &c.name));
   if (!ValidName(c.name)) {
@@ -287,6 +288,14 @@ Result<StreamConfig> ParseStreamConfig(const json& j) {
                                               &c.zero_date));
   DBS_RETURN_IF_ERROR(GetBool(j, "", "verify", &c.verify));
   DBS_RETURN_IF_ERROR(GetBool(j, "", "keepPartial", &c.keep_partial));
+  DBS_RETURN_IF_ERROR(GetBool(j, "", "busEncryption", &c.bus_encryption));
+  DBS_RETURN_IF_ERROR(GetString(j, "", "busKey", &c.bus_key));
+  if (!c.bus_key.empty()) {
+    bool hex = c.bus_key.size() == 64;
+    for (char ch : c.bus_key) hex = hex && std::isxdigit(static_cast<unsigned char>(ch));
+    if (!hex) return Status::InvalidArgument("busKey must be 64 hex digits (a 256-bit key)");
+    c.bus_encryption = true;
+  }
   if (auto it = j.find("cdc"); it != j.end()) {
     if (!it->is_object()) return Status::InvalidArgument("cdc must be an object");
     DBS_RETURN_IF_ERROR(OnlyKeys(*it, "cdc",

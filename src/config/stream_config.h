@@ -87,6 +87,12 @@ struct StreamConfig {
   ZeroDatePolicy zero_date = ZeroDatePolicy::kError;
   bool verify = true;         // compare counts and checksums after a load
   bool keep_partial = false;  // on failure, keep what was written (else drop new tables)
+  // Row data on the bus encrypted with `bus_key` (security/data_cipher.h). The API keeps one
+  // key per stream in its secrets store and sends it sealed; `dbstreams run` makes one per run;
+  // separate stream-reader/stream-writer processes need it in the stream file. A key given
+  // turns encryption on.
+  bool bus_encryption = false;
+  std::string bus_key;  // 64 hex digits; a secret (never logged, sealed on the bus)
   CdcSettings cdc;
 };
 

@@ -8,6 +8,7 @@
 #include "bus/protocol.h"
 #include "core/change_codec.h"
 #include "core/logging.h"
+#include "security/data_cipher.h"
 #include "sources/change_stream.h"
 
 namespace dbs {
@@ -43,18 +44,22 @@ void FilterOps(const CdcSettings& cdc, ChangeTxn* txn) {
                 [](const ChangeSegment& s) { return !s.truncate && s.rows.rows() == 0; });
 }
 
-// Reads where the partition stands: the last message's number and resume position.
-Result<ChangeMessage> LastPublished(bus::NatsConnection* nats, const std::string& stream) {
-  auto last = nats->GetLastMessage(bus::JetStreamName(stream), bus::SubjectCdc(stream, kPartition));
+}  // namespace
+
+Result<ChangeMessage> LastPublishedChange(bus::NatsConnection* nats, const StreamConfig& config) {
+  const std::string subject = bus::SubjectCdc(config.name, kPartition);
+  auto last = nats->GetLastMessage(bus::JetStreamName(config.name), subject);
   if (!last.ok()) return last.status();
+  DBS_ASSIGN_OR_RETURN(const std::optional<security::DataCipher> cipher,
+                       security::StreamCipher(config.bus_encryption, config.bus_key));
+  std::string plain;
+  if (cipher) DBS_RETURN_IF_ERROR(cipher->Open(security::ChangeAd(subject), *last, &plain));
   DecodeLimits limits;
-  auto msg = DecodeChangeMessage(*last, limits);
+  auto msg = DecodeChangeMessage(cipher ? plain : *last, limits);
   if (!msg.ok()) return msg.status().WithContext("reading the last published change message");
   msg->records.clear();
   return msg;
 }
-
-}  // namespace
 
 CdcReader::CdcReader(const StreamConfig& config, bus::NatsConnection* nats)
     : config_(config), nats_(nats) {}
@@ -80,7 +85,7 @@ Result<CdcReaderStats> CdcReader::RunOnce(const std::vector<PlannedTable>& table
   uint64_t seq = 0;
   SourcePosition resume = start;
   {
-    auto last = LastPublished(nats_, name);
+    auto last = LastPublishedChange(nats_, config_);
     if (last.ok()) {
       seq = last->seq;
       if (!last->resume.empty()) resume = last->resume;
@@ -123,6 +128,9 @@ Result<CdcReaderStats> CdcReader::RunOnce(const std::vector<PlannedTable>& table
   if (!feedback.ok()) return feedback.status().WithRetry(Retry::kRetry);
 
   const size_t budget = static_cast<size_t>(nats_->max_payload()) * 3 / 4;
+  DBS_ASSIGN_OR_RETURN(const std::optional<security::DataCipher> cipher,
+                       security::StreamCipher(config_.bus_encryption, config_.bus_key));
+  std::string sealed;
   EncodeOptions eo;
   eo.compression = config_.compression;
   ChangeMessageWriter writer(eo);
@@ -136,6 +144,10 @@ Result<CdcReaderStats> CdcReader::RunOnce(const std::vector<PlannedTable>& table
     if (writer.records() == 0) return Status::Ok();
     ++seq;
     encoded = writer.Finish(seq, pending_resume);
+    if (cipher) {
+      cipher->Seal(security::ChangeAd(bus::SubjectCdc(name, kPartition)), encoded, &sealed);
+      encoded.swap(sealed);
+    }
     std::string id = "cdc." + std::to_string(kPartition) + "." + std::to_string(seq);
     // Synchronous, retried with the same id until stored: message n+1 is never stored
     // without message n (a pipelined publish could lose n and store n+1 across a NATS

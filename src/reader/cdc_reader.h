@@ -26,11 +26,16 @@
 
 #include "bus/jetstream.h"
 #include "config/stream_config.h"
+#include "core/change_codec.h"
 #include "core/result.h"
 #include "reader/load_reader.h"
 #include "sources/source.h"
 
 namespace dbs {
+
+// The newest change message the stream holds (records dropped): its number and resume
+// position. Opens it with the stream's bus key when busEncryption is on. NotFound when none.
+Result<ChangeMessage> LastPublishedChange(bus::NatsConnection* nats, const StreamConfig& config);
 
 struct CdcReaderStats {
   uint64_t messages = 0;

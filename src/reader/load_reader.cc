@@ -12,6 +12,7 @@
 
 #include "bus/protocol.h"
 #include "core/logging.h"
+#include "security/data_cipher.h"
 
 namespace dbs {
 
@@ -324,6 +325,8 @@ Result<ReaderStats> LoadReader::Run() {
   stats.bundles.assign(tables.size(), 0);
   std::mutex mu;
   Status first_error;
+  DBS_ASSIGN_OR_RETURN(const std::optional<security::DataCipher> cipher,
+                       security::StreamCipher(config_.bus_encryption, config_.bus_key));
   const int64_t max_payload = nats_->max_payload();
   const size_t max_bytes = static_cast<size_t>(max_payload) * 3 / 4;
   EncodeOptions eo;
@@ -360,6 +363,7 @@ Result<ReaderStats> LoadReader::Run() {
       auto reader = snapshot->OpenReader(rs);
       if (!reader.ok()) return fail(reader.status());
       uint64_t seq = 0, rows = 0, bundles = 0;
+      std::string sealed;
       bool more = true;
       while (more) {
         while (paused_.load() && !stop_.load()) {
@@ -375,7 +379,8 @@ Result<ReaderStats> LoadReader::Run() {
         encoded.clear();
         Status s = EncodeBundle(b, eo, &encoded);
         if (!s.ok()) return fail(s);
-        if (static_cast<int64_t>(encoded.size()) > max_payload - 1024) {
+        if (static_cast<int64_t>(encoded.size() + (cipher ? security::DataCipher::kOverhead : 0)) >
+            max_payload - 1024) {
           return fail(Status::ResourceExhausted(
               "a bundle of " + std::to_string(b.rows()) + " row(s) is " +
               std::to_string(encoded.size()) + " bytes, over the NATS max_payload of " +
@@ -383,6 +388,10 @@ Result<ReaderStats> LoadReader::Run() {
         }
         std::string id = std::to_string(t.index) + "." + std::to_string(task.chunk) + "." +
                          std::to_string(seq++);
+        if (cipher) {
+          cipher->Seal(security::BundleAd(id), encoded, &sealed);
+          encoded.swap(sealed);
+        }
         s = nats_->PublishAsync(bus::SubjectData(name, t.index), encoded, id,
                                 {{bus::kHeaderBundleId, id},
                                  {bus::kHeaderTable, std::to_string(t.index)},

@@ -7,6 +7,7 @@
 #include "bus/protocol.h"
 #include "core/change_codec.h"
 #include "core/logging.h"
+#include "reader/cdc_reader.h"
 
 namespace dbs {
 namespace {
@@ -134,13 +135,8 @@ Result<StreamReaderResult> StreamReader::Run() {
     // Finished on purpose (not stopped): tell the writers where the change stream ends.
     std::random_device rd;
     json done = {{"done", true}, {"nonce", std::to_string(rd()) + std::to_string(rd())}};
-    auto last =
-        nats_->GetLastMessage(bus::JetStreamName(config_.name), bus::SubjectCdc(config_.name, 0));
-    uint64_t seq = 0;
-    if (last.ok()) {
-      auto m = DecodeChangeMessage(*last);
-      if (m.ok()) seq = m->seq;
-    }
+    auto last = LastPublishedChange(nats_, config_);
+    uint64_t seq = last.ok() ? last->seq : 0;
     done["seq"] = seq;
     if (!stop_.load()) {
       DBS_RETURN_IF_ERROR(nats_->Publish(bus::SubjectCdcDone(config_.name), done.dump()).status());

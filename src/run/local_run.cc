@@ -13,6 +13,7 @@
 #include "bus/protocol.h"
 #include "core/logging.h"
 #include "reader/stream_reader.h"
+#include "security/data_cipher.h"
 #include "writer/load_writer.h"
 
 namespace dbs {
@@ -103,8 +104,13 @@ std::string RunSummary::Mismatches() const {
   return bad;
 }
 
-Result<RunSummary> RunLocal(const StreamConfig& config, const LocalRunOptions& options,
+Result<RunSummary> RunLocal(const StreamConfig& stream_config, const LocalRunOptions& options,
                             const ProgressFn& on_progress) {
+  // Reader and writers share this process: with busEncryption and no key, one for this run.
+  StreamConfig config = stream_config;
+  if (config.bus_encryption && config.bus_key.empty()) {
+    config.bus_key = security::DataCipher::NewKeyHex();
+  }
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<bus::EmbeddedNats> embedded;
   std::string url = options.nats_url;

@@ -128,8 +128,16 @@ Status LoadWriter::RunCdc(Sink* sink) {
       backoff_ms = std::min(backoff_ms * 2, 5000);
       continue;
     }
+    std::string plain;  // a decrypted change message (busEncryption)
     for (auto& m : *fetched) {
-      auto decoded = DecodeChangeMessage(m->data());
+      std::string_view payload = m->data();
+      if (cipher_) {
+        Status opened =
+            cipher_->Open(security::ChangeAd(std::string(m->subject())), payload, &plain);
+        if (!opened.ok()) return fail(opened);
+        payload = plain;
+      }
+      auto decoded = DecodeChangeMessage(payload);
       if (!decoded.ok()) return fail(decoded.status());
       uint64_t seq = decoded->seq;
       if (seq <= applied) {

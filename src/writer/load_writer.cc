@@ -97,6 +97,7 @@ Result<bool> LoadWriter::CheckFinished(Sink* sink) {
 
 Status LoadWriter::Run() {
   const std::string js = bus::JetStreamName(config_.name);
+  DBS_ASSIGN_OR_RETURN(cipher_, security::StreamCipher(config_.bus_encryption, config_.bus_key));
   // Wait for the reader's plan: it also means the JetStream stream exists.
   auto deadline = std::chrono::steady_clock::now() + options_.plan_timeout;
   std::string run;
@@ -166,6 +167,7 @@ Status LoadWriter::Run() {
     std::vector<std::string> ids;
     ids.reserve(msgs.size());
     std::map<int, uint64_t> rows_by_table;
+    std::string plain;  // a decrypted bundle (busEncryption)
     Status batch_status;
     for (const auto& m : msgs) {
       int index = std::atoi(m->header(bus::kHeaderTable).c_str());
@@ -174,7 +176,17 @@ Status LoadWriter::Run() {
         batch_status = table.status();
         break;
       }
-      auto b = DecodeBundle(m->data());
+      std::string_view payload = m->data();
+      if (cipher_) {
+        Status opened =
+            cipher_->Open(security::BundleAd(m->header(bus::kHeaderBundleId)), payload, &plain);
+        if (!opened.ok()) {
+          batch_status = opened.WithContext("bundle " + m->header(bus::kHeaderBundleId));
+          break;
+        }
+        payload = plain;
+      }
+      auto b = DecodeBundle(payload);
       if (!b.ok()) {
         batch_status = b.status().WithContext("bundle " + m->header(bus::kHeaderBundleId));
         break;

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +27,7 @@
 #include "bus/jetstream.h"
 #include "config/stream_config.h"
 #include "core/result.h"
+#include "security/data_cipher.h"
 #include "sinks/sink.h"
 
 namespace dbs {
@@ -73,6 +75,7 @@ class LoadWriter {
   std::atomic<bool> paused_{false};
   std::map<int, TableState> tables_;
   nlohmann::json plan_;
+  std::optional<security::DataCipher> cipher_;  // set by Run() when busEncryption is on
 };
 
 }  // namespace dbs
