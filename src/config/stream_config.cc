@@ -351,15 +351,41 @@ Result<StreamConfig> ParseStreamConfig(const json& j) {
   return c;
 }
 
+std::string JsonSyntaxError(const std::string& where, const std::string& text) {
+  // Only to describe a document already known to be invalid: the parser's exception carries
+  // the byte where it stopped.
+  size_t byte = text.size();
+  std::string why = "unexpected end of input";
+  try {
+    json discarded = json::parse(text);
+    (void)discarded;
+  } catch (const json::parse_error& e) {
+    byte = e.byte;
+    why = e.what();
+    // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..."
+    if (size_t colon = why.find(": "); colon != std::string::npos) why = why.substr(colon + 2);
+  }
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return where + " is not valid JSON: line " + std::to_string(line) + ", column " +
+         std::to_string(column) + ": " + why;
+}
+
 Result<StreamConfig> LoadStreamConfigFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Status::NotFound("cannot open stream config " + path);
   std::stringstream ss;
   ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    return Status::InvalidArgument(path + " is not valid JSON");
-  }
+  const std::string text = ss.str();
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::InvalidArgument(JsonSyntaxError(path, text));
   auto c = ParseStreamConfig(j);
   if (!c.ok()) return c.status().WithContext(path);
   return c;

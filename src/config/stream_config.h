@@ -98,6 +98,9 @@ struct StreamConfig {
 
 Result<StreamConfig> ParseStreamConfig(const nlohmann::json& j);
 Result<StreamConfig> LoadStreamConfigFile(const std::string& path);
+// "<where> is not valid JSON: line L, column C: <what the parser expected>" for a document
+// that does not parse.
+std::string JsonSyntaxError(const std::string& where, const std::string& text);
 
 // The target schema (PostgreSQL) or database (MySQL) of a source table: targetSchema when set;
 // else for a MySQL target its connection's database (or the source schema when none is given);

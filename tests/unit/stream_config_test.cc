@@ -125,5 +125,15 @@ TEST(StreamConfig, DocumentedExamplesParse) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
 }
 
+// Issue 11 (errors a user can act on): a syntax error names its line and column.
+TEST(StreamConfig, SyntaxErrorNamesLineAndColumn) {
+  const std::string text = "{\n  \"name\": \"s\",\n  \"mode\": \"load\"\n  \"tables\": []\n}\n";
+  const std::string e = JsonSyntaxError("stream.json", text);
+  EXPECT_NE(e.find("stream.json is not valid JSON: line 4, column "), std::string::npos) << e;
+  EXPECT_NE(e.find("expected '}'"), std::string::npos) << e;
+  const std::string end = JsonSyntaxError("s.json", "{\"name\": ");
+  EXPECT_NE(end.find("line 1, column"), std::string::npos) << end;
+}
+
 }  // namespace
 }  // namespace dbs
