@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <random>
 #include <set>
@@ -68,10 +69,35 @@ Status SelectColumns(const std::vector<std::string>& names, const std::string& w
   return Status::Ok();
 }
 
+// Why a selection matched nothing, with what the source holds, so the user can fix it.
+std::string NothingMatches(const std::vector<TableRef>& all, const StreamConfig& config,
+                           const std::string& def) {
+  std::string patterns;
+  for (const TableSelector& s : config.tables) {
+    patterns += (patterns.empty() ? "" : ", ") + ("'" + s.pattern + "'");
+  }
+  std::map<std::string, size_t> per_schema;
+  for (const TableRef& t : all) ++per_schema[t.schema];
+  std::string where;
+  size_t shown = 0;
+  for (const auto& [schema, n] : per_schema) {
+    if (shown++ == 10) {
+      where += ", …";
+      break;
+    }
+    where += (where.empty() ? "" : ", ") + schema + " (" + std::to_string(n) + ")";
+  }
+  return "no source table matches the stream's tables selection (" + patterns +
+         (config.exclude.empty() ? "" : ", minus the exclude patterns") +
+         "): a name without a schema means the source's default schema '" + def +
+         "'; select others as 'schema.table', 'schema.*' or '*.*'. Tables in the source: " +
+         (where.empty() ? "none the connection's user can see" : "per schema " + where);
+}
+
 }  // namespace
 
 Result<std::vector<PlannedTable>> PlanTables(Source* source, const StreamConfig& config) {
-  DBS_ASSIGN_OR_RETURN(std::vector<TableRef> all, source->ListTables());
+  DBS_ASSIGN_OR_RETURN(std::vector<TableRef> all, source->ListAllTables());
   const std::string def = source->DefaultSchema();
   std::vector<PlannedTable> out;
   std::set<std::string> seen;
@@ -110,9 +136,7 @@ Result<std::vector<PlannedTable>> PlanTables(Source* source, const StreamConfig&
       out.push_back(std::move(p));
     }
   }
-  if (out.empty()) {
-    return Status::NotFound("no source table matches the stream's tables selection");
-  }
+  if (out.empty()) return Status::NotFound(NothingMatches(all, config, def));
   return out;
 }
 

@@ -73,6 +73,10 @@ class Source {
 
   // Base tables (not views) of the database, schemas excluding system ones.
   virtual Result<std::vector<TableRef>> ListTables() = 0;
+  // Every base table the connection may select from, in every schema — for MySQL/MariaDB also
+  // in databases other than the connection's (what browsing shows, so `db.table` selects
+  // them). By default, ListTables().
+  virtual Result<std::vector<TableRef>> ListAllTables() { return ListTables(); }
   // The schema a table name without a schema part refers to ("public", or the database).
   virtual std::string DefaultSchema() const = 0;
   virtual Result<TableSchema> Describe(const TableRef& table) = 0;

@@ -359,18 +359,21 @@ Result<std::string> MysqlSource::SchemaOf(const TableRef& table) const {
                                  "' names no database and the connection has none");
 }
 
-Result<std::vector<TableRef>> MysqlSource::ListTables() {
+Result<std::vector<TableRef>> MysqlSource::ListTables() { return List(/*all=*/false); }
+Result<std::vector<TableRef>> MysqlSource::ListAllTables() { return List(/*all=*/true); }
+
+Result<std::vector<TableRef>> MysqlSource::List(bool all) {
   std::string sql =
       "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE "
       "TABLE'";
-  if (!config_.database.empty()) {
+  if (!all && !config_.database.empty()) {
     sql += " AND TABLE_SCHEMA = " + conn_->Literal(config_.database);
   }
   sql += " ORDER BY TABLE_SCHEMA, TABLE_NAME";
   DBS_ASSIGN_OR_RETURN(auto rows, conn_->Query(sql, "listing tables on " + conn_->endpoint()));
   std::vector<TableRef> out;
   for (const TextRow& r : rows) {
-    if (config_.database.empty() && IsSystemDatabase(Str(r, 0))) continue;
+    if ((all || config_.database.empty()) && IsSystemDatabase(Str(r, 0))) continue;
     out.push_back({Str(r, 0), Str(r, 1)});
   }
   return out;

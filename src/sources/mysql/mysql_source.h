@@ -2,7 +2,8 @@
 //
 // Contract (beyond source.h):
 //  - The connection's database is the default schema. ListTables lists its BASE TABLEs, or,
-//    when the connection names no database, those of every non-system database.
+//    when the connection names no database, those of every non-system database;
+//    ListAllTables those of every non-system database in any case.
 //  - Describe reads information_schema (COLUMNS, STATISTICS, KEY_COLUMN_USAGE +
 //    REFERENTIAL_CONSTRAINTS, CHECK_CONSTRAINTS where the server has them, TABLES for the row
 //    estimate and comment) and first runs `SELECT * FROM t LIMIT 0`, so a missing table is
@@ -48,6 +49,7 @@ class MysqlSource : public Source {
   ~MysqlSource() override;
 
   Result<std::vector<TableRef>> ListTables() override;
+  Result<std::vector<TableRef>> ListAllTables() override;
   std::string DefaultSchema() const override { return config_.database; }
   Result<TableSchema> Describe(const TableRef& table) override;
   Result<TableSchema> DescribeQuery(const std::string& query, const TableRef& name) override;
@@ -68,6 +70,8 @@ class MysqlSource : public Source {
 
  private:
   MysqlSource(ConnectionConfig config, std::unique_ptr<mysql::MysqlConnection> conn);
+  // ListTables (`all` false) or ListAllTables.
+  Result<std::vector<TableRef>> List(bool all);
   // The schema a TableRef means (its own, else the connection's database).
   Result<std::string> SchemaOf(const TableRef& table) const;
 
