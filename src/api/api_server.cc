@@ -1169,7 +1169,7 @@ void ApiServer::Impl::RegisterApiKeyRoutes(const std::string& v1) {
 // DBConvert Streams names for our routes (docs/api.md lists the mapping): its "stream
 // configs" are our streams, its "streams" (started instances) are our runs. Same handlers,
 // same semantics; a stream config body may also name connections as plain ids
-// ("source": "<id>"), as DBConvert's does.
+// ("source": "<id>") and say mode "convert" (our "load"), as DBConvert's does.
 void ApiServer::Impl::RegisterCompatibilityAliases(const std::string& v1) {
   const std::string sc = v1 + "/stream-configs";
   struct Alias {
@@ -1203,6 +1203,7 @@ void ApiServer::Impl::RegisterCompatibilityAliases(const std::string& v1) {
             c.body[side] = json{{"connection", c.body[side]}};
           }
         }
+        if (c.body.value("mode", json()) == "convert") c.body["mode"] = "load";
         return h(c);
       };
     }

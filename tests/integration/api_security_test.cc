@@ -434,11 +434,17 @@ TEST_F(ApiSecurityTest, ApiKeyLifecycle) {
 TEST_F(ApiSecurityTest, CompatibilityAliases) {
   const std::string conn = PgConnection("alias-pg");
   // CRUD through /stream-configs, with DBConvert's plain connection ids.
-  auto created = Post("/api/v1/stream-configs",
-                      {{"name", "alias-stream"}, {"source", conn}, {"target", conn}});
+  auto created =
+      Post("/api/v1/stream-configs",
+           {{"name", "alias-stream"}, {"mode", "convert"}, {"source", conn}, {"target", conn}});
   ASSERT_EQ(created.status, 201) << created.raw;
   const std::string id = created.body["id"];
   EXPECT_EQ(created.body["config"]["source"]["connection"], conn);
+  EXPECT_EQ(created.body["config"]["mode"], "load");
+  // Our route keeps its own form.
+  EXPECT_EQ(
+      Post("/api/v1/streams", {{"name", "alias-own"}, {"source", conn}, {"target", conn}}).status,
+      400);
   auto ours = Get("/api/v1/streams/" + id);
   auto theirs = Get("/api/v1/stream-configs/" + id);
   EXPECT_EQ(theirs.status, 200);
