@@ -301,6 +301,10 @@ struct ApiServer::Impl {
   std::unique_ptr<httplib::Server> server;
   std::thread thread;
   int port = 0;
+  // The separate metrics listener (ApiServerOptions::metrics_listen).
+  std::unique_ptr<httplib::Server> metrics_server;
+  std::thread metrics_thread;
+  int metrics_port = 0;
   std::atomic<bool> stopping{false};
   std::atomic<int> sse_clients{0};
   std::vector<Route> routes;
@@ -317,7 +321,9 @@ struct ApiServer::Impl {
   std::mutex auth_mu;
   std::map<std::string, std::chrono::steady_clock::time_point> key_cache;
   std::unique_ptr<AuthLimiter> limiter;
-  std::string metrics_token_hash;  // hex SHA-256 of the metrics token; "" when none
+  std::atomic<uint64_t> auth_failures{0};  // 401s
+  std::atomic<uint64_t> auth_blocks{0};    // blocks started by the limiter
+  std::string metrics_token_hash;          // hex SHA-256 of the metrics token; "" when none
 
   void Add(std::string method, std::string path, Handler h, int ok_status = 200) {
     routes.push_back({std::move(method), std::move(path), std::move(h), ok_status, false, {}});
@@ -342,6 +348,8 @@ struct ApiServer::Impl {
     SendError(res, HttpStatusFor(s), CodeName(s), s.message(), fields);
   }
 
+  // Authenticate()'s answer when the key could not be looked up (not the client's fault).
+  static constexpr const char* kKeyStoreFailed = "the key store failed";
   // "" when the request is authenticated, else why not (for the log; never key bytes).
   std::string Authenticate(const httplib::Request& req) {
     if (req.path == "/metrics" && !metrics_token_hash.empty() && req.has_header("Authorization")) {
@@ -364,7 +372,7 @@ struct ApiServer::Impl {
     auto rec = config->FindApiKey(hash);
     if (!rec.ok()) {
       return rec.status().code() == StatusCode::kNotFound ? "an unknown, revoked or expired key"
-                                                          : "the key store failed";
+                                                          : kKeyStoreFailed;
     }
     // Revocations (by another process) apply within 5 s; an expiry applies on time.
     auto hold = std::chrono::seconds(5);
@@ -409,7 +417,13 @@ struct ApiServer::Impl {
       limiter->Succeed(client);
       return HR::Unhandled;
     }
+    if (why == kKeyStoreFailed) {
+      SendError(res, 503, "unavailable", "the API key store failed: try again");
+      return HR::Handled;
+    }
+    auth_failures++;
     auto [failures, block] = limiter->Fail(client, now);
+    if (block.count() > 0) auth_blocks++;
     std::string path = req.path.size() <= 200 ? req.path : req.path.substr(0, 200) + "...";
     Log(LogLevel::kWarn, "api", "authentication failed",
         {F("client", client), F("method", req.method), F("path", path), F("reason", why),
@@ -665,6 +679,66 @@ struct ApiServer::Impl {
       return Status::FailedPrecondition("stream " + stream_id + " has an active run " +
                                         runs.front().id + ": stop it before " + what);
     }
+    return Status::Ok();
+  }
+
+  // Binds the metrics-only listener at "host:port" and serves it on metrics_thread.
+  Status StartMetricsListener(const std::string& listen) {
+    const size_t colon = listen.rfind(':');
+    char* end = nullptr;
+    const long p =
+        colon == std::string::npos ? -1 : std::strtol(listen.c_str() + colon + 1, &end, 10);
+    if (colon == std::string::npos || colon == 0 || end == nullptr || *end != '\0' || p < 0 ||
+        p > 65535) {
+      return Status::InvalidArgument("the metrics listen address '" + listen +
+                                     "' must be host:port (DBS_METRICS_LISTEN)");
+    }
+    const std::string host = listen.substr(0, colon);
+    metrics_server = std::make_unique<httplib::Server>();
+    metrics_server->set_read_timeout(10, 0);
+    metrics_server->set_write_timeout(10, 0);
+    metrics_server->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+      const auto now = AuthLimiter::Clock::now();
+      if (!metrics_token_hash.empty()) {
+        if (auto wait = limiter->Blocked(req.remote_addr, now); wait.count() > 0) {
+          res.set_header("Retry-After", std::to_string((wait.count() + 999) / 1000));
+          return SendError(res, 429, "too_many_requests",
+                           "too many failed authentications from this address");
+        }
+        const std::string auth = req.get_header_value("Authorization");
+        if (auth.rfind("Bearer ", 0) != 0 ||
+            store::Sha256Hex(auth.substr(7)) != metrics_token_hash) {
+          auth_failures++;
+          auto [failures, block] = limiter->Fail(req.remote_addr, now);
+          if (block.count() > 0) auth_blocks++;
+          Log(LogLevel::kWarn, "api", "authentication failed",
+              {F("client", req.remote_addr), F("method", req.method), F("path", req.path),
+               F("reason", "wrong metrics token"), F("failures", failures)});
+          return SendError(res, 401, "unauthenticated",
+                           "Authorization: Bearer <metrics token> is required");
+        }
+        limiter->Succeed(req.remote_addr);
+      }
+      res.set_content(Metrics(), "text/plain; version=0.0.4");
+    });
+    metrics_server->set_error_handler([](const httplib::Request&, httplib::Response& res) {
+      if (res.body.empty() && res.status == 404) {
+        SendError(res, 404, "not_found", "this listener serves GET /metrics only");
+      }
+    });
+    metrics_port =
+        p == 0
+            ? metrics_server->bind_to_any_port(host)
+            : (metrics_server->bind_to_port(host, static_cast<int>(p)) ? static_cast<int>(p) : -1);
+    if (metrics_port < 0) {
+      metrics_port = 0;
+      return Status::Unavailable("cannot listen for metrics on " + listen +
+                                 ": the port is in use or not allowed");
+    }
+    httplib::Server* ms = metrics_server.get();
+    metrics_thread = std::thread([ms] { ms->listen_after_bind(); });
+    Log(LogLevel::kInfo, "api", "metrics listening",
+        {F("host", host), F("port", metrics_port), F("token", !metrics_token_hash.empty())});
     return Status::Ok();
   }
 
@@ -1253,6 +1327,14 @@ std::string ApiServer::Impl::Metrics() {
   out += "dbs_active_bytes " + std::to_string(c.bytes) + "\n";
   out += "# HELP dbs_sse_clients Connected SSE clients.\n# TYPE dbs_sse_clients gauge\n";
   out += "dbs_sse_clients " + std::to_string(sse_clients.load()) + "\n";
+  out +=
+      "# HELP dbs_auth_failures_total Requests refused for a missing or invalid key (401).\n"
+      "# TYPE dbs_auth_failures_total counter\n";
+  out += "dbs_auth_failures_total " + std::to_string(auth_failures.load()) + "\n";
+  out +=
+      "# HELP dbs_auth_blocks_total Client addresses blocked after repeated failures (429).\n"
+      "# TYPE dbs_auth_blocks_total counter\n";
+  out += "dbs_auth_blocks_total " + std::to_string(auth_blocks.load()) + "\n";
   return out;
 }
 
@@ -1264,11 +1346,15 @@ std::string ApiServer::url() const {
          impl_->options.host + ":" + std::to_string(impl_->port);
 }
 
+int ApiServer::metrics_port() const { return impl_->metrics_port; }
+
 void ApiServer::Stop() {
   if (impl_->stopping.exchange(true)) return;
   impl_->logs.Close();
   impl_->server->stop();
   if (impl_->thread.joinable()) impl_->thread.join();
+  if (impl_->metrics_server) impl_->metrics_server->stop();
+  if (impl_->metrics_thread.joinable()) impl_->metrics_thread.join();
   impl_->orch->Shutdown();
 }
 
@@ -1338,6 +1424,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptions& opti
                                ": the port is in use or not allowed; pick another with --port");
   }
   impl->port = port;
+  std::string metrics_listen = options.metrics_listen;
+  if (metrics_listen.empty()) metrics_listen = SystemEnv("DBS_METRICS_LISTEN").value_or("");
+  if (!metrics_listen.empty()) DBS_RETURN_IF_ERROR(impl->StartMetricsListener(metrics_listen));
   Impl* ip = impl.get();
   impl->thread = std::thread([ip] { ip->server->listen_after_bind(); });
   Log(LogLevel::kInfo, "api", "API listening", {F("host", options.host), F("port", port)});

@@ -5,7 +5,8 @@
 // Contract:
 //  - Every route needs a valid X-API-Key (401 otherwise); keys are looked up by SHA-256 hash;
 //    revoked and expired keys are refused. /metrics also accepts "Authorization: Bearer
-//    <metrics token>" when a metrics token is set (the token opens nothing else).
+//    <metrics token>" when a metrics token is set (the token opens nothing else); an optional
+//    second listener (metrics_listen) serves /metrics alone.
 //  - A client address with repeated 401s is answered 429 with Retry-After for a while that
 //    doubles with every further failure (AuthBackoffOptions); a success resets it. Failures are
 //    logged (client, path, reason), never with key bytes.
@@ -56,6 +57,11 @@ struct ApiServerOptions {
   // A Prometheus scrape token for GET /metrics ("Authorization: Bearer <token>"). Empty: the
   // DBS_METRICS_TOKEN environment variable; still empty: /metrics needs an API key.
   std::string metrics_token;
+  // "host:port" (port 0: a free one): a second, plain-HTTP listener that serves only GET
+  // /metrics, for a scraper on an internal network. It needs the metrics token when one is
+  // set and is open otherwise. Empty: DBS_METRICS_LISTEN from the environment; still empty:
+  // none.
+  std::string metrics_listen;
   AuthBackoffOptions auth_backoff;
   OrchestratorOptions orchestrator;
 };
@@ -74,7 +80,8 @@ class ApiServer {
                                                   store::SecretsStore* secrets);
   ~ApiServer();
   int port() const;
-  std::string url() const;  // http(s)://host:port
+  std::string url() const;   // http(s)://host:port
+  int metrics_port() const;  // the metrics listener's port; 0 without one
   void Stop();
   // Every registered route (for the OpenAPI consistency test).
   static std::vector<RouteInfo> Routes();

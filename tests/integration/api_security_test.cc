@@ -101,6 +101,7 @@ class ApiSecurityTest : public ::testing::Test {
     api::ApiServerOptions ao;
     ao.port = 0;
     ao.metrics_token = kMetricsToken;
+    ao.metrics_listen = "127.0.0.1:0";
     ao.auth_backoff.max_failures = 5;
     ao.auth_backoff.first_block = std::chrono::milliseconds(1000);
     ao.auth_backoff.max_block = std::chrono::milliseconds(4000);
@@ -369,6 +370,19 @@ TEST_F(ApiSecurityTest, MetricsScrapeToken) {
   // An API key still works.
   r = c.Get("/metrics", Auth());
   EXPECT_EQ(r->status, 200);
+  // The separate metrics listener: /metrics only, with the token.
+  ASSERT_GT(env->server->metrics_port(), 0);
+  ASSERT_NE(env->server->metrics_port(), env->server->port());
+  httplib::Client m("127.0.0.1", env->server->metrics_port());
+  r = m.Get("/metrics", {{"Authorization", std::string("Bearer ") + kMetricsToken}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("dbs_http_requests_total"), std::string::npos);
+  EXPECT_EQ(m.Get("/metrics")->status, 401);
+  EXPECT_EQ(m.Get("/metrics", Auth())->status, 401);  // an API key is not the token
+  EXPECT_EQ(m.Get("/api/v1/version", Auth())->status, 404);
+  EXPECT_EQ(m.Get("/metrics", {{"Authorization", std::string("Bearer ") + kMetricsToken}})->status,
+            200);
 }
 
 TEST_F(ApiSecurityTest, ApiKeyLifecycle) {
@@ -527,6 +541,11 @@ TEST_F(ApiSecurityTest, FailedAuthenticationBackoff) {
   EXPECT_EQ(c.Get("/api/v1/version", Auth())->status, 200);
   EXPECT_EQ(c.Get("/api/v1/version", Auth(wrong))->status, 401);
   EXPECT_EQ(c.Get("/api/v1/version", Auth())->status, 200);
+  // Counted in /metrics.
+  auto m = c.Get("/metrics", Auth());
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("dbs_auth_blocks_total 2\n"), std::string::npos) << m->body;
+  EXPECT_NE(m->body.find("dbs_auth_failures_total "), std::string::npos);
 }
 
 }  // namespace
