@@ -630,6 +630,11 @@ struct ApiServer::Impl {
   Result<json> ResolveStream(const json& body, bool with_secrets) {
     if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
     DBS_RETURN_IF_ERROR(CheckName(body, "name", true));
+    if (body.contains("busKey")) {
+      // A secret: the config store must never hold it (busEncryption asks for a key).
+      return Status::InvalidArgument(
+          "busKey is not accepted by the API: set busEncryption to true instead");
+    }
     DBS_RETURN_IF_ERROR(CheckStringSizes(body, "", kMaxStreamStringBytes));
     if (body.dump().size() > kMaxStreamConfigBytes) {
       return Status::InvalidArgument("the stream config must be at most " +

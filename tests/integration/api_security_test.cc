@@ -305,6 +305,11 @@ TEST_F(ApiSecurityTest, FieldLimitsNameTheField) {
   EXPECT_EQ(r.status, 400) << r.raw.substr(0, 300);
   EXPECT_EQ(field_of(r), "tables[1]");
   s.erase("tables");
+  s["busKey"] = std::string(64, 'a');  // a secret: never stored by the API
+  r = Post("/api/v1/streams", s);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(field_of(r), "busKey");
+  s.erase("busKey");
   r = Post("/api/v1/streams", s);
   ASSERT_EQ(r.status, 201) << r.raw;
   r = Post("/api/v1/streams/" + r.body["id"].get<std::string>() + "/clone",
