@@ -68,3 +68,10 @@ if [ "$(cat "$marker" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$marker"
 fi
 echo "setup: dependencies present"
+
+# The OpenAPI linter (Redocly CLI, pinned by tools/openapi-lint/package-lock.json) for the
+# openapi_lint test.
+if [ ! -x tools/openapi-lint/node_modules/.bin/redocly ]; then
+  echo "setup: installing the OpenAPI linter (npm ci in tools/openapi-lint)"
+  (cd tools/openapi-lint && npm ci --silent --no-audit --no-fund)
+fi

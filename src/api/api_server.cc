@@ -4,6 +4,9 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <deque>
 #include <functional>
 #include <map>
@@ -14,6 +17,7 @@
 #include "api/connections.h"
 #include "bus/protocol.h"
 #include "config/stream_config.h"
+#include "core/config.h"
 #include "core/logging.h"
 
 namespace dbs::api {
@@ -161,6 +165,127 @@ std::string JsonError(const std::string& text) {
   return sax.message.empty() ? "syntax error" : sax.message;
 }
 
+// Per-client failed-authentication backoff (AuthBackoffOptions). Thread-safe.
+class AuthLimiter {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using Ms = std::chrono::milliseconds;
+  explicit AuthLimiter(const AuthBackoffOptions& o) : o_(o) {}
+
+  // How long `client` must still wait before it may authenticate (zero: now).
+  Ms Blocked(const std::string& client, Clock::time_point now) {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = clients_.find(client);
+    if (it == clients_.end() || it->second.blocked_until <= now) return Ms(0);
+    return std::chrono::ceil<Ms>(it->second.blocked_until - now);
+  }
+  // Counts a failure; returns the failures counted and the block it starts (zero: none). The
+  // first block comes with the max_failures-th failure, each further one doubles it.
+  std::pair<int, Ms> Fail(const std::string& client, Clock::time_point now) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (clients_.size() >= o_.max_clients && !clients_.count(client)) Prune(now);
+    Entry& e = clients_[client];
+    if (e.failures > 0 && now - e.last > o_.window && now - e.blocked_until > o_.window) {
+      e.failures = 0;  // an old episode: start again
+    }
+    e.failures++;
+    e.last = now;
+    if (e.failures < o_.max_failures) return {e.failures, Ms(0)};
+    int doublings = std::min(e.failures - o_.max_failures, 30);
+    Ms block = o_.first_block;
+    for (int i = 0; i < doublings && block < o_.max_block; ++i) block *= 2;
+    block = std::min(block, o_.max_block);
+    e.blocked_until = now + block;
+    return {e.failures, block};
+  }
+  void Succeed(const std::string& client) {
+    std::lock_guard<std::mutex> l(mu_);
+    clients_.erase(client);
+  }
+
+ private:
+  struct Entry {
+    int failures = 0;
+    Clock::time_point last;
+    Clock::time_point blocked_until;
+  };
+  // Drops clients whose episode is over; when none is, the one with the oldest failure.
+  void Prune(Clock::time_point now) {
+    for (auto it = clients_.begin(); it != clients_.end();) {
+      bool over = now - it->second.last > o_.window && now >= it->second.blocked_until;
+      it = over ? clients_.erase(it) : std::next(it);
+    }
+    if (clients_.size() < o_.max_clients || clients_.empty()) return;
+    auto oldest = clients_.begin();
+    for (auto it = clients_.begin(); it != clients_.end(); ++it) {
+      if (it->second.last < oldest->second.last) oldest = it;
+    }
+    clients_.erase(oldest);
+  }
+  const AuthBackoffOptions o_;
+  std::mutex mu_;
+  std::map<std::string, Entry> clients_;
+};
+
+// Paging parameters of a list route (?offset=&limit=, like /streams).
+struct Page {
+  int offset = 0;
+  int limit = 50;
+};
+Result<Page> PageOf(const httplib::Request& req);
+json PageJson(json items, int64_t total, const Page& p) {
+  return json{
+      {"items", std::move(items)}, {"total", total}, {"offset", p.offset}, {"limit", p.limit}};
+}
+// One page of a list held in memory.
+json Slice(const json& all, const Page& p) {
+  json items = json::array();
+  for (size_t i = static_cast<size_t>(p.offset);
+       i < all.size() && items.size() < static_cast<size_t>(p.limit); ++i) {
+    items.push_back(all[i]);
+  }
+  return PageJson(std::move(items), static_cast<int64_t>(all.size()), p);
+}
+
+// Fails when a string in the stream config is over `max` bytes, naming its path.
+Status CheckStringSizes(const json& j, const std::string& path, size_t max) {
+  if (j.is_string()) {
+    if (j.get_ref<const std::string&>().size() > max) {
+      return Status::InvalidArgument(path + " must be at most " + std::to_string(max) + " bytes");
+    }
+  } else if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      std::string key = k.size() <= 64 ? k : k.substr(0, 64) + "...";
+      if (k.size() > max) return Status::InvalidArgument(key + " is too long a field name");
+      DBS_RETURN_IF_ERROR(CheckStringSizes(v, path.empty() ? key : path + "." + key, max));
+    }
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) {
+      DBS_RETURN_IF_ERROR(CheckStringSizes(j[i], path + "[" + std::to_string(i) + "]", max));
+    }
+  }
+  return Status::Ok();
+}
+
+// Limits of stored objects (bytes).
+constexpr size_t kMaxNameBytes = 128;
+constexpr size_t kMaxStreamStringBytes = 16384;
+constexpr size_t kMaxStreamConfigBytes = 256 * 1024;
+
+Status CheckName(const json& body, const char* field, bool required) {
+  if (!body.contains(field)) {
+    if (required) return Status::InvalidArgument(std::string(field) + " is required");
+    return Status::Ok();
+  }
+  const json& v = body[field];
+  if (!v.is_string() || v.get_ref<const std::string&>().empty() ||
+      v.get_ref<const std::string&>().size() > kMaxNameBytes) {
+    return Status::InvalidArgument(std::string(field) + " must be a string of 1 to " +
+                                   std::to_string(kMaxNameBytes) + " bytes");
+  }
+  return Status::Ok();
+}
+
 thread_local std::string t_route;
 thread_local std::chrono::steady_clock::time_point t_start;
 
@@ -176,6 +301,10 @@ struct ApiServer::Impl {
   std::unique_ptr<httplib::Server> server;
   std::thread thread;
   int port = 0;
+  // The separate metrics listener (ApiServerOptions::metrics_listen).
+  std::unique_ptr<httplib::Server> metrics_server;
+  std::thread metrics_thread;
+  int metrics_port = 0;
   std::atomic<bool> stopping{false};
   std::atomic<int> sse_clients{0};
   std::vector<Route> routes;
@@ -188,9 +317,13 @@ struct ApiServer::Impl {
   uint64_t latency_count = 0;
   double latency_sum = 0;
 
-  // API key hash cache (hash -> expiry).
+  // API key hash cache (hash -> until when the lookup holds).
   std::mutex auth_mu;
   std::map<std::string, std::chrono::steady_clock::time_point> key_cache;
+  std::unique_ptr<AuthLimiter> limiter;
+  std::atomic<uint64_t> auth_failures{0};  // 401s
+  std::atomic<uint64_t> auth_blocks{0};    // blocks started by the limiter
+  std::string metrics_token_hash;          // hex SHA-256 of the metrics token; "" when none
 
   void Add(std::string method, std::string path, Handler h, int ok_status = 200) {
     routes.push_back({std::move(method), std::move(path), std::move(h), ok_status, false, {}});
@@ -215,22 +348,94 @@ struct ApiServer::Impl {
     SendError(res, HttpStatusFor(s), CodeName(s), s.message(), fields);
   }
 
-  bool Authorized(const httplib::Request& req) {
+  // Authenticate()'s answer when the key could not be looked up (not the client's fault).
+  static constexpr const char* kKeyStoreFailed = "the key store failed";
+  // "" when the request is authenticated, else why not (for the log; never key bytes).
+  std::string Authenticate(const httplib::Request& req) {
+    if (req.path == "/metrics" && !metrics_token_hash.empty() && req.has_header("Authorization")) {
+      const std::string auth = req.get_header_value("Authorization");
+      if (auth.rfind("Bearer ", 0) == 0 && store::Sha256Hex(auth.substr(7)) == metrics_token_hash) {
+        return "";
+      }
+      if (!req.has_header("X-API-Key")) return "wrong metrics token";
+    }
     std::string key = req.get_header_value("X-API-Key");
-    if (key.empty() || key.size() > 256) return false;
+    if (key.empty()) return "no X-API-Key header";
+    if (key.size() > 256) return "an X-API-Key over 256 bytes";
     std::string hash = store::Sha256Hex(key);
     auto now = std::chrono::steady_clock::now();
     {
       std::lock_guard<std::mutex> l(auth_mu);
       auto it = key_cache.find(hash);
-      if (it != key_cache.end() && it->second > now) return true;
+      if (it != key_cache.end() && it->second > now) return "";
     }
     auto rec = config->FindApiKey(hash);
-    if (!rec.ok()) return false;
+    if (!rec.ok()) {
+      return rec.status().code() == StatusCode::kNotFound ? "an unknown, revoked or expired key"
+                                                          : kKeyStoreFailed;
+    }
+    // Revocations (by another process) apply within 5 s; an expiry applies on time.
+    auto hold = std::chrono::seconds(5);
+    if (rec->expires_at != 0) {
+      hold = std::min<std::chrono::seconds>(
+          hold, std::chrono::seconds(std::max<int64_t>(0, rec->expires_at - store::NowSeconds())));
+    }
     std::lock_guard<std::mutex> l(auth_mu);
     if (key_cache.size() > 10000) key_cache.clear();
-    key_cache[hash] = now + std::chrono::seconds(5);  // revocations apply within 5 s
-    return true;
+    key_cache[hash] = now + hold;
+    return "";
+  }
+  void ForgetCachedKeys() {
+    std::lock_guard<std::mutex> l(auth_mu);
+    key_cache.clear();
+  }
+
+  // The pre-routing gate: preflights, the failed-authentication backoff, authentication.
+  httplib::Server::HandlerResponse Gate(const httplib::Request& req, httplib::Response& res) {
+    using HR = httplib::Server::HandlerResponse;
+    if (req.method == "OPTIONS") {
+      res.status = 204;
+      return HR::Handled;
+    }
+    if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
+      // Answered before the body was read: the connection cannot carry another request.
+      res.set_header("Connection", "close");
+    }
+    const auto now = AuthLimiter::Clock::now();
+    const std::string& client = req.remote_addr;
+    if (auto wait = limiter->Blocked(client, now); wait.count() > 0) {
+      const int64_t secs = (wait.count() + 999) / 1000;
+      res.set_header("Retry-After", std::to_string(secs));
+      SendError(res, 429, "too_many_requests",
+                "too many failed authentications from this address: retry in " +
+                    std::to_string(secs) + " s");
+      return HR::Handled;
+    }
+    const std::string why = Authenticate(req);
+    if (why.empty()) {
+      res.headers.erase("Connection");
+      limiter->Succeed(client);
+      return HR::Unhandled;
+    }
+    if (why == kKeyStoreFailed) {
+      SendError(res, 503, "unavailable", "the API key store failed: try again");
+      return HR::Handled;
+    }
+    auth_failures++;
+    auto [failures, block] = limiter->Fail(client, now);
+    if (block.count() > 0) auth_blocks++;
+    std::string path = req.path.size() <= 200 ? req.path : req.path.substr(0, 200) + "...";
+    Log(LogLevel::kWarn, "api", "authentication failed",
+        {F("client", client), F("method", req.method), F("path", path), F("reason", why),
+         F("failures", failures)});
+    if (block.count() > 0) {
+      Log(LogLevel::kWarn, "api", "client blocked after repeated authentication failures",
+          {F("client", client), F("failures", failures), F("blockMs", block.count())});
+    }
+    SendError(res, 401, "unauthenticated",
+              "a valid X-API-Key header is required: create a key with 'dbstreams apikey "
+              "create' or POST /api/v1/apikeys");
+    return HR::Handled;
   }
 
   void Cors(const httplib::Request& req, httplib::Response& res) {
@@ -261,6 +466,92 @@ struct ApiServer::Impl {
     latency_sum += secs;
   }
 
+  // Reads the body of a POST/PUT through httplib's content reader, so that neither of
+  // httplib's own rules applies: it reads a request without Content-Length (and not chunked)
+  // until the peer closes the connection (RFC 9112 section 6.3 says it has no body: a body-less
+  // POST waited for the read timeout, then failed with 400), and it caps form-urlencoded bodies
+  // at 8 KiB (CPPHTTPLIB_FORM_URL_ENCODED_PAYLOAD_MAX_LENGTH, compiled into the library) with
+  // 413. Here the body is JSON whatever its Content-Type, at most max_body_bytes. On failure
+  // the response is set (and the connection closed: the rest of the body is not read).
+  bool ReadBody(const httplib::Request& req, const httplib::ContentReader& reader,
+                httplib::Response& res, std::string* body) {
+    const std::string te = req.get_header_value("Transfer-Encoding");
+    const bool chunked = te.find("chunked") != std::string::npos;
+    if (!chunked && !req.has_header("Content-Length")) return true;  // no body: {}
+    auto refuse = [&](int status, const char* code, const std::string& message) {
+      res.set_header("Connection", "close");
+      SendError(res, status, code, message);
+      return false;
+    };
+    const std::string too_big = "the request body is over the limit of " +
+                                std::to_string(options.max_body_bytes) + " bytes";
+    if (req.is_multipart_form_data()) {
+      return refuse(415, "unsupported_media_type",
+                    "multipart bodies are not accepted: send a JSON object");
+    }
+    if (!chunked) {
+      const std::string len = req.get_header_value("Content-Length");
+      char* end = nullptr;
+      unsigned long long n = std::strtoull(len.c_str(), &end, 10);
+      if (len.empty() || *end != '\0') return refuse(400, "bad_request", "invalid Content-Length");
+      if (n == 0) return true;
+      if (n > options.max_body_bytes) {
+        // httplib's reader reads and drops a body over its limit (the server's payload limit
+        // is max_body_bytes) so that the client, still sending, gets the 413; a claim far over
+        // the limit is not worth reading.
+        if (n <= 64 * options.max_body_bytes)
+          (void)reader([](const char*, size_t) { return true; });
+        return refuse(413, "payload_too_large", too_big);
+      }
+      body->reserve(n);
+    }
+    bool over = false;
+    bool ok = reader([&](const char* data, size_t n) {
+      if (body->size() + n > options.max_body_bytes) {
+        over = true;
+        return false;
+      }
+      body->append(data, n);
+      return true;
+    });
+    if (over) return refuse(413, "payload_too_large", too_big);
+    if (!ok) return refuse(400, "bad_request", "the request body could not be read");
+    return true;
+  }
+
+  // Runs a route: path parameters, the JSON body of POST/PUT, the handler, the response.
+  void Serve(const Route& r, const std::vector<std::string>& names, const httplib::Request& req,
+             httplib::Response& res, const std::string& body) {
+    t_route = r.path;
+    Ctx ctx{req, res, {}, json()};
+    for (size_t i = 0; i < names.size() && i + 1 < req.matches.size(); ++i) {
+      ctx.params[names[i]] = req.matches[i + 1].str();
+    }
+    if (r.sse) return r.sse_handler(ctx);
+    if (req.method == "POST" || req.method == "PUT") {
+      const bool blank = body.find_first_not_of(" \t\r\n") == std::string::npos;
+      if (blank) {
+        ctx.body = json::object();
+      } else {
+        ctx.body = json::parse(body, nullptr, false);
+        if (ctx.body.is_discarded()) {
+          return SendError(res, 400, "invalid_json",
+                           "the request body is not valid JSON: " + JsonError(body));
+        }
+        if (!ctx.body.is_object()) {
+          return SendError(res, 400, "invalid_json", "the request body must be a JSON object");
+        }
+      }
+    }
+    Result<json> out = r.handler(ctx);
+    if (!out.ok()) return SendStatus(res, out.status());
+    res.status = r.ok_status;
+    if (!out->is_null()) {
+      res.set_content(out->dump(-1, ' ', false, json::error_handler_t::replace),
+                      "application/json");
+    }
+  }
+
   void Install() {
     for (const Route& r : routes) {
       std::string re;
@@ -278,55 +569,35 @@ struct ApiServer::Impl {
         }
       }
       const Route* rp = &r;
-      auto h = [rp, names](const httplib::Request& req, httplib::Response& res) {
-        t_route = rp->path;
-        Ctx ctx{req, res, {}, json()};
-        for (size_t i = 0; i < names.size() && i + 1 < req.matches.size(); ++i) {
-          ctx.params[names[i]] = req.matches[i + 1].str();
-        }
-        if (rp->sse) return rp->sse_handler(ctx);
-        if (req.method == "POST" || req.method == "PUT") {
-          if (req.body.empty()) {
-            ctx.body = json::object();
-          } else {
-            ctx.body = json::parse(req.body, nullptr, false);
-            if (ctx.body.is_discarded()) {
-              return SendError(res, 400, "invalid_json",
-                               "the request body is not valid JSON: " + JsonError(req.body));
-            }
-            if (!ctx.body.is_object()) {
-              return SendError(res, 400, "invalid_json", "the request body must be a JSON object");
-            }
-          }
-        }
-        Result<json> out = rp->handler(ctx);
-        if (!out.ok()) return SendStatus(res, out.status());
-        res.status = rp->ok_status;
-        if (!out->is_null()) {
-          res.set_content(out->dump(-1, ' ', false, json::error_handler_t::replace),
-                          "application/json");
-        }
+      auto plain = [this, rp, names](const httplib::Request& req, httplib::Response& res) {
+        Serve(*rp, names, req, res, req.body);
       };
-      if (r.method == "GET") server->Get(re, h);
-      if (r.method == "POST") server->Post(re, h);
-      if (r.method == "PUT") server->Put(re, h);
-      if (r.method == "DELETE") server->Delete(re, h);
+      auto with_body = [this, rp, names](const httplib::Request& req, httplib::Response& res,
+                                         const httplib::ContentReader& reader) {
+        t_route = rp->path;
+        std::string body;
+        if (ReadBody(req, reader, res, &body)) Serve(*rp, names, req, res, body);
+      };
+      if (r.method == "GET") server->Get(re, plain);
+      if (r.method == "POST") server->Post(re, with_body);
+      if (r.method == "PUT") server->Put(re, with_body);
+      if (r.method == "DELETE") server->Delete(re, plain);
     }
+    // Unknown POST/PUT routes answer 404 at once instead of letting httplib read the body.
+    auto unknown = [](const httplib::Request& req, httplib::Response& res,
+                      const httplib::ContentReader&) {
+      if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
+        res.set_header("Connection", "close");
+      }
+      SendError(res, 404, "not_found", "no route " + req.method + " " + req.path);
+    };
+    server->Post(".*", unknown);
+    server->Put(".*", unknown);
     server->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       t_route.clear();
       t_start = std::chrono::steady_clock::now();
       Cors(req, res);
-      if (req.method == "OPTIONS") {
-        res.status = 204;
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      if (!Authorized(req)) {
-        SendError(res, 401, "unauthenticated",
-                  "a valid X-API-Key header is required: create a key with 'dbstreams apikey "
-                  "create'");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      return httplib::Server::HandlerResponse::Unhandled;
+      return Gate(req, res);
     });
     server->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return;
@@ -358,6 +629,17 @@ struct ApiServer::Impl {
   // `with_secrets`).
   Result<json> ResolveStream(const json& body, bool with_secrets) {
     if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
+    DBS_RETURN_IF_ERROR(CheckName(body, "name", true));
+    if (body.contains("busKey")) {
+      // A secret: the config store must never hold it (busEncryption asks for a key).
+      return Status::InvalidArgument(
+          "busKey is not accepted by the API: set busEncryption to true instead");
+    }
+    DBS_RETURN_IF_ERROR(CheckStringSizes(body, "", kMaxStreamStringBytes));
+    if (body.dump().size() > kMaxStreamConfigBytes) {
+      return Status::InvalidArgument("the stream config must be at most " +
+                                     std::to_string(kMaxStreamConfigBytes) + " bytes as JSON");
+    }
     json resolved = body;
     for (const char* side : {"source", "target"}) {
       if (!body.contains(side)) return Status::InvalidArgument(std::string(side) + " is required");
@@ -405,7 +687,75 @@ struct ApiServer::Impl {
     return Status::Ok();
   }
 
+  // Binds the metrics-only listener at "host:port" and serves it on metrics_thread.
+  Status StartMetricsListener(const std::string& listen) {
+    const size_t colon = listen.rfind(':');
+    char* end = nullptr;
+    const long p =
+        colon == std::string::npos ? -1 : std::strtol(listen.c_str() + colon + 1, &end, 10);
+    if (colon == std::string::npos || colon == 0 || end == nullptr || *end != '\0' || p < 0 ||
+        p > 65535) {
+      return Status::InvalidArgument("the metrics listen address '" + listen +
+                                     "' must be host:port (DBS_METRICS_LISTEN)");
+    }
+    const std::string host = listen.substr(0, colon);
+    metrics_server = std::make_unique<httplib::Server>();
+    metrics_server->set_read_timeout(10, 0);
+    metrics_server->set_write_timeout(10, 0);
+    metrics_server->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+      const auto now = AuthLimiter::Clock::now();
+      if (!metrics_token_hash.empty()) {
+        if (auto wait = limiter->Blocked(req.remote_addr, now); wait.count() > 0) {
+          res.set_header("Retry-After", std::to_string((wait.count() + 999) / 1000));
+          return SendError(res, 429, "too_many_requests",
+                           "too many failed authentications from this address");
+        }
+        const std::string auth = req.get_header_value("Authorization");
+        if (auth.rfind("Bearer ", 0) != 0 ||
+            store::Sha256Hex(auth.substr(7)) != metrics_token_hash) {
+          auth_failures++;
+          auto [failures, block] = limiter->Fail(req.remote_addr, now);
+          if (block.count() > 0) auth_blocks++;
+          Log(LogLevel::kWarn, "api", "authentication failed",
+              {F("client", req.remote_addr), F("method", req.method), F("path", req.path),
+               F("reason", "wrong metrics token"), F("failures", failures)});
+          return SendError(res, 401, "unauthenticated",
+                           "Authorization: Bearer <metrics token> is required");
+        }
+        limiter->Succeed(req.remote_addr);
+      }
+      res.set_content(Metrics(), "text/plain; version=0.0.4");
+    });
+    metrics_server->set_error_handler([](const httplib::Request&, httplib::Response& res) {
+      if (res.body.empty() && res.status == 404) {
+        SendError(res, 404, "not_found", "this listener serves GET /metrics only");
+      }
+    });
+    metrics_port =
+        p == 0
+            ? metrics_server->bind_to_any_port(host)
+            : (metrics_server->bind_to_port(host, static_cast<int>(p)) ? static_cast<int>(p) : -1);
+    if (metrics_port < 0) {
+      metrics_port = 0;
+      return Status::Unavailable("cannot listen for metrics on " + listen +
+                                 ": the port is in use or not allowed");
+    }
+    httplib::Server* ms = metrics_server.get();
+    metrics_thread = std::thread([ms] { ms->listen_after_bind(); });
+    Log(LogLevel::kInfo, "api", "metrics listening",
+        {F("host", host), F("port", metrics_port), F("token", !metrics_token_hash.empty())});
+    return Status::Ok();
+  }
+
   void RegisterRoutes();
+  void RegisterConnectionRoutes(const std::string& v1);
+  void RegisterStreamRoutes(const std::string& v1);
+  void RegisterRunRoutes(const std::string& v1);
+  void RegisterSystemRoutes(const std::string& v1);
+  void RegisterApiKeyRoutes(const std::string& v1);
+  void RegisterCompatibilityAliases(const std::string& v1);
+  // The handler registered for `method path` (the aliases reuse them).
+  const Route& RouteFor(const std::string& method, const std::string& path) const;
   std::string Metrics();
 };
 
@@ -425,6 +775,73 @@ Result<int> QueryInt(const httplib::Request& req, const char* name, int def, int
   return static_cast<int>(x);
 }
 
+// A clone body: {} or {"name": "<1 to 128 bytes>"}.
+Status OnlyName(const json& body) {
+  for (const auto& [k, v] : body.items()) {
+    if (k != "name") {
+      return Status::InvalidArgument((k.size() <= 64 ? k : k.substr(0, 64) + "...") +
+                                     " is not a known field (name, a string)");
+    }
+  }
+  return CheckName(body, "name", false);
+}
+
+Result<Page> PageOf(const httplib::Request& req) {
+  Page p;
+  DBS_ASSIGN_OR_RETURN(p.offset, QueryInt(req, "offset", 0, 0, 1 << 30));
+  DBS_ASSIGN_OR_RETURN(p.limit, QueryInt(req, "limit", 50, 1, 500));
+  return p;
+}
+
+// An API key expiry from a body: expiresAt (unix seconds, or RFC 3339 UTC
+// "2027-01-31T00:00:00Z") or expiresInDays (1 to 3650); 0 when neither is given.
+Result<int64_t> ExpiryOf(const json& body) {
+  if (body.contains("expiresAt") && body.contains("expiresInDays")) {
+    return Status::InvalidArgument("expiresAt cannot be given with expiresInDays");
+  }
+  const int64_t now = store::NowSeconds();
+  if (body.contains("expiresInDays")) {
+    const json& d = body["expiresInDays"];
+    if (!d.is_number_integer() || d.get<int64_t>() < 1 || d.get<int64_t>() > 3650) {
+      return Status::InvalidArgument("expiresInDays must be an integer from 1 to 3650");
+    }
+    return now + d.get<int64_t>() * 86400;
+  }
+  if (!body.contains("expiresAt") || body["expiresAt"].is_null()) return int64_t{0};
+  const json& a = body["expiresAt"];
+  int64_t at = 0;
+  if (a.is_number_integer()) {
+    at = a.get<int64_t>();
+  } else if (a.is_string()) {
+    const std::string& t = a.get_ref<const std::string&>();
+    std::tm tm{};
+    const char* end = strptime(t.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+    if (end == nullptr || (std::string(end) != "Z" && std::string(end) != "+00:00")) {
+      return Status::InvalidArgument(
+          "expiresAt must be unix seconds or a UTC time like 2027-01-31T00:00:00Z");
+    }
+    at = static_cast<int64_t>(timegm(&tm));
+  } else {
+    return Status::InvalidArgument(
+        "expiresAt must be unix seconds or a UTC time like 2027-01-31T00:00:00Z");
+  }
+  if (at <= now) return Status::InvalidArgument("expiresAt must be in the future");
+  return at;
+}
+
+json ApiKeyJson(const store::ApiKeyRecord& k) {
+  const int64_t now = store::NowSeconds();
+  return json{{"id", k.id},
+              {"name", k.name},
+              {"prefix", k.prefix},
+              {"createdAt", k.created_at},
+              {"expiresAt", k.expires_at == 0 ? json(nullptr) : json(k.expires_at)},
+              {"revokedAt", k.revoked_at == 0 ? json(nullptr) : json(k.revoked_at)},
+              {"state", k.revoked_at != 0 ? "revoked"
+                        : k.expired(now)  ? "expired"
+                                          : "active"}};
+}
+
 // A DB error while browsing a saved connection: the database is the problem, not the request.
 Status Upstream(const Status& s) {
   if (s.ok() || s.code() == StatusCode::kNotFound) return s;
@@ -435,12 +852,32 @@ Status Upstream(const Status& s) {
 
 void ApiServer::Impl::RegisterRoutes() {
   const std::string v1 = "/api/v1";
+  RegisterConnectionRoutes(v1);
+  RegisterStreamRoutes(v1);
+  RegisterRunRoutes(v1);
+  RegisterSystemRoutes(v1);
+  RegisterApiKeyRoutes(v1);
+  RegisterCompatibilityAliases(v1);
+}
+
+const Route& ApiServer::Impl::RouteFor(const std::string& method, const std::string& path) const {
+  for (const Route& r : routes) {
+    if (r.method == method && r.path == path) return r;
+  }
+  std::fprintf(stderr, "no route %s %s to alias\n", method.c_str(), path.c_str());
+  std::abort();  // a bug in RegisterCompatibilityAliases
+}
+
+void ApiServer::Impl::RegisterConnectionRoutes(const std::string& v1) {
   // --- connections
   Add("GET", v1 + "/connections", [this](Ctx& c) -> Result<json> {
-    DBS_ASSIGN_OR_RETURN(auto list, config->ListConnections(c.req.get_param_value("search")));
+    DBS_ASSIGN_OR_RETURN(Page p, PageOf(c.req));
+    int64_t total = 0;
+    DBS_ASSIGN_OR_RETURN(auto list, config->ListConnections(c.req.get_param_value("search"),
+                                                            p.offset, p.limit, &total));
     json items = json::array();
     for (auto& r : list) items.push_back(ConnectionOut(r));
-    return json{{"items", items}, {"total", items.size()}};
+    return PageJson(std::move(items), total, p);
   });
   Add("POST", v1 + "/connections/test", [](Ctx& c) -> Result<json> {
     DBS_ASSIGN_OR_RETURN(ConnectionInput in, ParseConnectionBody(c.body, false));
@@ -506,11 +943,7 @@ void ApiServer::Impl::RegisterRoutes() {
       "POST", v1 + "/connections/{id}/clone",
       [this](Ctx& c) -> Result<json> {
         DBS_ASSIGN_OR_RETURN(auto r, config->GetConnection(c.params["id"]));
-        for (const auto& [k, v] : c.body.items()) {
-          if (k != "name" || !v.is_string()) {
-            return Status::InvalidArgument(k + " is not a known field (name, a string)");
-          }
-        }
+        DBS_RETURN_IF_ERROR(OnlyName(c.body));
         store::ConnectionRecord n = r;
         n.id = store::NewId("c_");
         n.name = c.body.value("name", r.name + "-copy");
@@ -533,9 +966,10 @@ void ApiServer::Impl::RegisterRoutes() {
     std::string k = kind;
     Add("GET", v1 + "/connections/{id}/" + k, [this, k](Ctx& c) -> Result<json> {
       DBS_ASSIGN_OR_RETURN(auto cfg, Connection(c.params["id"]));
+      DBS_ASSIGN_OR_RETURN(Page p, PageOf(c.req));
       auto r = Browse(cfg, k, c.req.get_param_value("schema"));
       if (!r.ok()) return Upstream(r.status());
-      return json{{"items", *r}};
+      return Slice(*r, p);
     });
   }
   Add("GET", v1 + "/connections/{id}/tables/{schema}/{table}", [this](Ctx& c) -> Result<json> {
@@ -551,17 +985,18 @@ void ApiServer::Impl::RegisterRoutes() {
         if (!r.ok()) return Upstream(r.status());
         return json{{"schema", c.params["schema"]}, {"table", c.params["table"]}, {"rows", *r}};
       });
+}
 
+void ApiServer::Impl::RegisterStreamRoutes(const std::string& v1) {
   // --- stream configs
   Add("GET", v1 + "/streams", [this](Ctx& c) -> Result<json> {
-    DBS_ASSIGN_OR_RETURN(int offset, QueryInt(c.req, "offset", 0, 0, 1 << 30));
-    DBS_ASSIGN_OR_RETURN(int limit, QueryInt(c.req, "limit", 50, 1, 500));
+    DBS_ASSIGN_OR_RETURN(Page p, PageOf(c.req));
     int64_t total = 0;
     DBS_ASSIGN_OR_RETURN(
-        auto list, config->ListStreams(c.req.get_param_value("search"), offset, limit, &total));
+        auto list, config->ListStreams(c.req.get_param_value("search"), p.offset, p.limit, &total));
     json items = json::array();
     for (auto& r : list) items.push_back(StreamOut(r));
-    return json{{"items", items}, {"total", total}, {"offset", offset}, {"limit", limit}};
+    return PageJson(std::move(items), total, p);
   });
   Add(
       "POST", v1 + "/streams",
@@ -604,11 +1039,7 @@ void ApiServer::Impl::RegisterRoutes() {
       "POST", v1 + "/streams/{id}/clone",
       [this](Ctx& c) -> Result<json> {
         DBS_ASSIGN_OR_RETURN(auto r, config->GetStream(c.params["id"]));
-        for (const auto& [k, v] : c.body.items()) {
-          if (k != "name" || !v.is_string()) {
-            return Status::InvalidArgument(k + " is not a known field (name, a string)");
-          }
-        }
+        DBS_RETURN_IF_ERROR(OnlyName(c.body));
         store::StreamRecord n = r;
         n.id = store::NewId("s_");
         n.name = c.body.value("name", r.name + "-copy");
@@ -630,13 +1061,16 @@ void ApiServer::Impl::RegisterRoutes() {
       202);
   Add("GET", v1 + "/streams/{id}/runs", [this](Ctx& c) -> Result<json> {
     DBS_ASSIGN_OR_RETURN(auto r, config->GetStream(c.params["id"]));
-    DBS_ASSIGN_OR_RETURN(int limit, QueryInt(c.req, "limit", 50, 1, 500));
-    DBS_ASSIGN_OR_RETURN(auto runs, config->ListRuns(r.id, limit));
+    DBS_ASSIGN_OR_RETURN(Page p, PageOf(c.req));
+    int64_t total = 0;
+    DBS_ASSIGN_OR_RETURN(auto runs, config->ListRuns(r.id, p.offset, p.limit, &total));
     json items = json::array();
     for (auto& x : runs) items.push_back(RunRecordJson(x));
-    return json{{"items", items}};
+    return PageJson(std::move(items), total, p);
   });
+}
 
+void ApiServer::Impl::RegisterRunRoutes(const std::string& v1) {
   // --- runs
   Add("GET", v1 + "/runs/{id}",
       [this](Ctx& c) -> Result<json> { return orch->RunStatus(c.params["id"]); });
@@ -731,7 +1165,9 @@ void ApiServer::Impl::RegisterRoutes() {
         },
         [this](bool) { sse_clients--; });
   });
+}
 
+void ApiServer::Impl::RegisterSystemRoutes(const std::string& v1) {
   // --- system
   Add("GET", v1 + "/health", [this](Ctx&) -> Result<json> {
     bool nats_ok = nats->connected();
@@ -741,19 +1177,21 @@ void ApiServer::Impl::RegisterRoutes() {
                 {"readers", c.readers_alive},
                 {"writers", c.writers_alive}};
   });
-  Add("GET", v1 + "/services", [this](Ctx&) -> Result<json> {
-    return json{{"items", orch->Services()}};
+  Add("GET", v1 + "/services", [this](Ctx& c) -> Result<json> {
+    DBS_ASSIGN_OR_RETURN(Page p, PageOf(c.req));
+    return Slice(orch->Services(), p);
   });
   Add("GET", v1 + "/version", [this](Ctx&) -> Result<json> {
     return json{{"version", options.version}, {"api", "v1"}};
   });
-  Add("GET", v1 + "/usage", [this](Ctx&) -> Result<json> {
+  Add("GET", v1 + "/usage", [this](Ctx& c) -> Result<json> {
+    DBS_ASSIGN_OR_RETURN(Page p, PageOf(c.req));
     DBS_ASSIGN_OR_RETURN(auto days, config->ListUsage());
     json items = json::array();
     for (auto& d : days) {
       items.push_back({{"day", d.day}, {"bytes", d.bytes}, {"cdcSeconds", d.cdc_seconds}});
     }
-    return json{{"items", items}};
+    return Slice(items, p);
   });
   Add("GET", v1 + "/openapi.json",
       [](Ctx&) -> Result<json> { return json::parse(OpenApiDocument()); });
@@ -761,6 +1199,95 @@ void ApiServer::Impl::RegisterRoutes() {
     c.res.set_content(Metrics(), "text/plain; version=0.0.4");
     return json(nullptr);
   });
+}
+
+void ApiServer::Impl::RegisterApiKeyRoutes(const std::string& v1) {
+  Add(
+      "POST", v1 + "/apikeys",
+      [this](Ctx& c) -> Result<json> {
+        for (const auto& [k, v] : c.body.items()) {
+          if (k != "name" && k != "expiresAt" && k != "expiresInDays") {
+            return Status::InvalidArgument(
+                (k.size() <= 64 ? k : k.substr(0, 64) + "...") +
+                " is not a known field (name, expiresAt, expiresInDays)");
+          }
+        }
+        DBS_RETURN_IF_ERROR(CheckName(c.body, "name", true));
+        DBS_ASSIGN_OR_RETURN(int64_t expires_at, ExpiryOf(c.body));
+        store::ApiKeyRecord rec;
+        DBS_ASSIGN_OR_RETURN(
+            std::string key,
+            CreateApiKey(config, c.body["name"].get<std::string>(), expires_at, &rec));
+        Log(LogLevel::kInfo, "api", "API key created",
+            {F("id", rec.id), F("name", rec.name), F("client", c.req.remote_addr)});
+        json out = ApiKeyJson(rec);
+        out["key"] = key;  // shown once: only its hash is kept
+        return out;
+      },
+      201);
+  Add("GET", v1 + "/apikeys", [this](Ctx& c) -> Result<json> {
+    DBS_ASSIGN_OR_RETURN(Page p, PageOf(c.req));
+    int64_t total = 0;
+    DBS_ASSIGN_OR_RETURN(auto keys, config->ListApiKeys(p.offset, p.limit, &total));
+    json items = json::array();
+    for (const auto& k : keys) items.push_back(ApiKeyJson(k));
+    return PageJson(std::move(items), total, p);
+  });
+  Add(
+      "DELETE", v1 + "/apikeys/{id}",
+      [this](Ctx& c) -> Result<json> {
+        DBS_RETURN_IF_ERROR(config->RevokeApiKey(c.params["id"]));
+        ForgetCachedKeys();  // the revocation applies at once on this server
+        Log(LogLevel::kInfo, "api", "API key revoked",
+            {F("id", c.params["id"]), F("client", c.req.remote_addr)});
+        return json(nullptr);
+      },
+      204);
+}
+
+// DBConvert Streams names for our routes (docs/api.md lists the mapping): its "stream
+// configs" are our streams, its "streams" (started instances) are our runs. Same handlers,
+// same semantics; a stream config body may also name connections as plain ids
+// ("source": "<id>") and say mode "convert" (our "load"), as DBConvert's does.
+void ApiServer::Impl::RegisterCompatibilityAliases(const std::string& v1) {
+  const std::string sc = v1 + "/stream-configs";
+  struct Alias {
+    const char* method;
+    std::string alias;
+    std::string ours;
+  };
+  const std::vector<Alias> aliases = {
+      {"GET", sc, v1 + "/streams"},
+      {"POST", sc, v1 + "/streams"},
+      {"GET", sc + "/{id}", v1 + "/streams/{id}"},
+      {"PUT", sc + "/{id}", v1 + "/streams/{id}"},
+      {"DELETE", sc + "/{id}", v1 + "/streams/{id}"},
+      {"POST", sc + "/{id}/start", v1 + "/streams/{id}/start"},
+      {"POST", v1 + "/streams/{id}/pause", v1 + "/runs/{id}/pause"},
+      {"POST", v1 + "/streams/{id}/resume", v1 + "/runs/{id}/resume"},
+      {"POST", v1 + "/streams/{id}/stop", v1 + "/runs/{id}/stop"},
+      {"GET", v1 + "/streams/{id}/stats", v1 + "/runs/{id}"},
+      {"POST", v1 + "/connections/{id}/test", v1 + "/connections/{id}/ping"},
+  };
+  for (const Alias& a : aliases) {
+    // Copies: Add() below may move the routes.
+    Handler h = RouteFor(a.method, a.ours).handler;
+    const int ok_status = RouteFor(a.method, a.ours).ok_status;
+    if (a.alias.rfind(sc, 0) == 0 &&
+        (std::string(a.method) == "POST" || std::string(a.method) == "PUT") &&
+        a.alias.find("/start") == std::string::npos) {
+      h = [h](Ctx& c) -> Result<json> {
+        for (const char* side : {"source", "target"}) {
+          if (c.body.contains(side) && c.body[side].is_string()) {
+            c.body[side] = json{{"connection", c.body[side]}};
+          }
+        }
+        if (c.body.value("mode", json()) == "convert") c.body["mode"] = "load";
+        return h(c);
+      };
+    }
+    Add(a.method, a.alias, std::move(h), ok_status);
+  }
 }
 
 std::string ApiServer::Impl::Metrics() {
@@ -805,6 +1332,14 @@ std::string ApiServer::Impl::Metrics() {
   out += "dbs_active_bytes " + std::to_string(c.bytes) + "\n";
   out += "# HELP dbs_sse_clients Connected SSE clients.\n# TYPE dbs_sse_clients gauge\n";
   out += "dbs_sse_clients " + std::to_string(sse_clients.load()) + "\n";
+  out +=
+      "# HELP dbs_auth_failures_total Requests refused for a missing or invalid key (401).\n"
+      "# TYPE dbs_auth_failures_total counter\n";
+  out += "dbs_auth_failures_total " + std::to_string(auth_failures.load()) + "\n";
+  out +=
+      "# HELP dbs_auth_blocks_total Client addresses blocked after repeated failures (429).\n"
+      "# TYPE dbs_auth_blocks_total counter\n";
+  out += "dbs_auth_blocks_total " + std::to_string(auth_blocks.load()) + "\n";
   return out;
 }
 
@@ -816,11 +1351,15 @@ std::string ApiServer::url() const {
          impl_->options.host + ":" + std::to_string(impl_->port);
 }
 
+int ApiServer::metrics_port() const { return impl_->metrics_port; }
+
 void ApiServer::Stop() {
   if (impl_->stopping.exchange(true)) return;
   impl_->logs.Close();
   impl_->server->stop();
   if (impl_->thread.joinable()) impl_->thread.join();
+  if (impl_->metrics_server) impl_->metrics_server->stop();
+  if (impl_->metrics_thread.joinable()) impl_->metrics_thread.join();
   impl_->orch->Shutdown();
 }
 
@@ -846,6 +1385,16 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptions& opti
   impl->nats = nats;
   impl->config = config;
   impl->secrets = secrets;
+  impl->limiter = std::make_unique<AuthLimiter>(options.auth_backoff);
+  std::string metrics_token = options.metrics_token;
+  if (metrics_token.empty()) metrics_token = SystemEnv("DBS_METRICS_TOKEN").value_or("");
+  if (!metrics_token.empty()) {
+    if (metrics_token.size() < 16) {
+      return Status::InvalidArgument(
+          "the metrics token (DBS_METRICS_TOKEN) must be at least 16 characters");
+    }
+    impl->metrics_token_hash = store::Sha256Hex(metrics_token);
+  }
   impl->orch = std::make_unique<Orchestrator>(nats, config, &impl->logs, options.orchestrator);
   DBS_RETURN_IF_ERROR(impl->orch->Start());
   if (!options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
@@ -880,6 +1429,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptions& opti
                                ": the port is in use or not allowed; pick another with --port");
   }
   impl->port = port;
+  std::string metrics_listen = options.metrics_listen;
+  if (metrics_listen.empty()) metrics_listen = SystemEnv("DBS_METRICS_LISTEN").value_or("");
+  if (!metrics_listen.empty()) DBS_RETURN_IF_ERROR(impl->StartMetricsListener(metrics_listen));
   Impl* ip = impl.get();
   impl->thread = std::thread([ip] { ip->server->listen_after_bind(); });
   Log(LogLevel::kInfo, "api", "API listening", {F("host", options.host), F("port", port)});
@@ -887,6 +1439,11 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptions& opti
 }
 
 Result<std::string> CreateApiKey(store::ConfigStore* store, const std::string& name) {
+  return CreateApiKey(store, name, 0, nullptr);
+}
+
+Result<std::string> CreateApiKey(store::ConfigStore* store, const std::string& name,
+                                 int64_t expires_at, store::ApiKeyRecord* record) {
   std::string key = "dbs_" + store::RandomHex(24);
   store::ApiKeyRecord r;
   r.id = store::NewId("k_");
@@ -894,7 +1451,9 @@ Result<std::string> CreateApiKey(store::ConfigStore* store, const std::string& n
   r.hash = store::Sha256Hex(key);
   r.prefix = key.substr(0, 10);
   r.created_at = store::NowSeconds();
+  r.expires_at = expires_at;
   DBS_RETURN_IF_ERROR(store->CreateApiKey(r));
+  if (record != nullptr) *record = r;
   return key;
 }
 

@@ -3,15 +3,25 @@
 // at /api/v1/openapi.json.
 //
 // Contract:
-//  - Every route needs a valid X-API-Key (401 otherwise); keys are looked up by SHA-256 hash.
-//  - Request bodies: at most max_body_bytes (413), valid JSON objects (400), no unknown fields
-//    (400 naming the field). Errors are {"error": {"code", "message", "fields"?}}.
+//  - Every route needs a valid X-API-Key (401 otherwise); keys are looked up by SHA-256 hash;
+//    revoked and expired keys are refused. /metrics also accepts "Authorization: Bearer
+//    <metrics token>" when a metrics token is set (the token opens nothing else); an optional
+//    second listener (metrics_listen) serves /metrics alone.
+//  - A client address with repeated 401s is answered 429 with Retry-After for a while that
+//    doubles with every further failure (AuthBackoffOptions); a success resets it. Failures are
+//    logged (client, path, reason), never with key bytes.
+//  - Request bodies: at most max_body_bytes (413) whatever the Content-Type, parsed as JSON
+//    whatever the Content-Type; an empty or absent body (no Content-Length, not chunked) is {}.
+//    Valid JSON objects only (400), no unknown fields, bounded field sizes (400 naming the
+//    field). Errors are {"error": {"code", "message", "fields"?}}.
+//  - Every list is paged with offset/limit and answers {items, total, offset, limit}.
 //  - Passwords are write-only: never in a response, a log record or the config store.
 //  - Connections are served by a growing thread pool capped at max_threads; beyond it they
 //    queue (bursts slow down, the server stays up).
 //  - Start() returns once the port is bound; Stop() closes it and ends SSE streams.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +35,16 @@
 
 namespace dbs::api {
 
+// Backoff after failed authentications, per client address (the TCP peer: a proxy in front
+// makes every client one address, so run the limiter there too).
+struct AuthBackoffOptions {
+  int max_failures = 5;                         // 401s within `window` before a block
+  std::chrono::milliseconds window{60000};      // failures older than this are forgotten
+  std::chrono::milliseconds first_block{1000};  // the first block; doubles per failure
+  std::chrono::milliseconds max_block{60000};   // the cap
+  size_t max_clients = 10000;                   // tracked addresses (oldest dropped)
+};
+
 struct ApiServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;            // 0: a free port
@@ -34,6 +54,15 @@ struct ApiServerOptions {
   size_t max_body_bytes = 1 << 20;
   int max_threads = 512;
   std::string version = "0.1.0";
+  // A Prometheus scrape token for GET /metrics ("Authorization: Bearer <token>"). Empty: the
+  // DBS_METRICS_TOKEN environment variable; still empty: /metrics needs an API key.
+  std::string metrics_token;
+  // "host:port" (port 0: a free one): a second, plain-HTTP listener that serves only GET
+  // /metrics, for a scraper on an internal network. It needs the metrics token when one is
+  // set and is open otherwise. Empty: DBS_METRICS_LISTEN from the environment; still empty:
+  // none.
+  std::string metrics_listen;
+  AuthBackoffOptions auth_backoff;
   OrchestratorOptions orchestrator;
 };
 
@@ -51,7 +80,8 @@ class ApiServer {
                                                   store::SecretsStore* secrets);
   ~ApiServer();
   int port() const;
-  std::string url() const;  // http(s)://host:port
+  std::string url() const;   // http(s)://host:port
+  int metrics_port() const;  // the metrics listener's port; 0 without one
   void Stop();
   // Every registered route (for the OpenAPI consistency test).
   static std::vector<RouteInfo> Routes();
@@ -67,5 +97,9 @@ class ApiServer {
 
 // Creates an API key (printed once; only its hash is stored). Returns the key.
 Result<std::string> CreateApiKey(store::ConfigStore* store, const std::string& name);
+// The same with an expiry (unix seconds, 0: never); `record` (optional) receives what was
+// stored.
+Result<std::string> CreateApiKey(store::ConfigStore* store, const std::string& name,
+                                 int64_t expires_at, store::ApiKeyRecord* record);
 
 }  // namespace dbs::api

@@ -32,6 +32,32 @@ Status Field(const std::string& field, const std::string& msg) {
   return Status::InvalidArgument(field + " " + msg);
 }
 
+// A client-chosen name for an error message: at most 64 bytes, so that a huge key is not echoed.
+std::string Clip(const std::string& s) { return s.size() <= 64 ? s : s.substr(0, 64) + "..."; }
+
+// Upper bounds of the fields (bytes): a connection is small; the limits keep one record (and a
+// list of them) far below the body cap.
+constexpr size_t kMaxName = 128;
+constexpr size_t kMaxUrl = 2048;
+constexpr size_t kMaxHost = 253;  // a DNS name
+constexpr size_t kMaxUser = 128;
+constexpr size_t kMaxPassword = 1024;
+constexpr size_t kMaxDatabase = 128;
+constexpr size_t kMaxParams = 32;
+constexpr size_t kMaxParamKey = 64;
+constexpr size_t kMaxParamValue = 1024;
+constexpr size_t kMaxSslValue = 16384;  // a file path or an inline PEM certificate
+
+size_t MaxLength(const std::string& k) {
+  if (k == "name") return kMaxName;
+  if (k == "url") return kMaxUrl;
+  if (k == "host") return kMaxHost;
+  if (k == "user") return kMaxUser;
+  if (k == "password") return kMaxPassword;
+  if (k == "database") return kMaxDatabase;
+  return 64;  // engine
+}
+
 }  // namespace
 
 Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name) {
@@ -40,7 +66,7 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
   if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
   for (const auto& [k, v] : body.items()) {
     if (!known.count(k)) {
-      return Field(k,
+      return Field(Clip(k),
                    "is not a known field (name, url, engine, host, port, user, password, "
                    "database, ssl, params)");
     }
@@ -50,19 +76,31 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
       }
     } else if (k == "ssl" || k == "params") {
       if (!v.is_object()) return Field(k, "must be an object");
+      const bool params = k == "params";
+      if (params && v.size() > kMaxParams) {
+        return Field(k, "must have at most " + std::to_string(kMaxParams) + " keys");
+      }
       for (const auto& [pk, pv] : v.items()) {
-        if (!pv.is_string()) return Field(k + "." + pk, "must be a string");
+        if (params && (pk.empty() || pk.size() > kMaxParamKey)) {
+          return Field(k, "keys must be 1 to " + std::to_string(kMaxParamKey) + " characters");
+        }
+        if (!pv.is_string()) return Field(k + "." + Clip(pk), "must be a string");
+        const size_t max = params ? kMaxParamValue : kMaxSslValue;
+        if (pv.get_ref<const std::string&>().size() > max) {
+          return Field(k + "." + Clip(pk), "must be at most " + std::to_string(max) + " bytes");
+        }
       }
     } else if (!v.is_string()) {
       return Field(k, "must be a string");
+    } else if (v.get_ref<const std::string&>().size() > MaxLength(k)) {
+      return Field(k, "must be at most " + std::to_string(MaxLength(k)) + " bytes");
     }
   }
   ConnectionInput in;
   if (require_name) {
     if (!body.contains("name")) return Field("name", "is required");
     in.name = body["name"].get<std::string>();
-    if (in.name.empty() || in.name.size() > 128)
-      return Field("name", "must be 1 to 128 characters");
+    if (in.name.empty()) return Field("name", "must be 1 to 128 characters");
   }
   json cj = json::object();
   if (body.contains("url")) {

@@ -66,7 +66,9 @@ struct ApiKeyRecord {
   std::string hash;    // hex SHA-256 of the key
   std::string prefix;  // the first characters of the key, to recognize it
   int64_t created_at = 0;
-  int64_t revoked_at = 0;  // 0: valid
+  int64_t revoked_at = 0;  // 0: not revoked
+  int64_t expires_at = 0;  // unix seconds; 0: never expires
+  bool expired(int64_t now) const { return expires_at != 0 && expires_at <= now; }
 };
 
 class ConfigStore {
@@ -78,8 +80,11 @@ class ConfigStore {
   virtual ~ConfigStore() = default;
 
   // --- connections
-  // Case-insensitive substring search on the name; "" lists all, ordered by name.
-  virtual Result<std::vector<ConnectionRecord>> ListConnections(const std::string& search) = 0;
+  // Case-insensitive substring search on the name; "" lists all, ordered by name. One page:
+  // at most `limit` records from `offset`; `total` (optional) receives the number matching.
+  virtual Result<std::vector<ConnectionRecord>> ListConnections(const std::string& search,
+                                                                int offset, int limit,
+                                                                int64_t* total) = 0;
   virtual Result<ConnectionRecord> GetConnection(const std::string& id) = 0;
   // Inserts (create) or replaces (update, NotFound when absent) by id; names are unique.
   virtual Status PutConnection(const ConnectionRecord& r, bool create) = 0;
@@ -99,6 +104,9 @@ class ConfigStore {
   virtual Result<RunRecord> GetRun(const std::string& id) = 0;
   // Newest first.
   virtual Result<std::vector<RunRecord>> ListRuns(const std::string& stream_id, int limit) = 0;
+  // One page of the same order; `total` (optional) receives the stream's number of runs.
+  virtual Result<std::vector<RunRecord>> ListRuns(const std::string& stream_id, int offset,
+                                                  int limit, int64_t* total) = 0;
   virtual Result<std::vector<RunRecord>> ListActiveRuns() = 0;
 
   // --- usage
@@ -106,10 +114,16 @@ class ConfigStore {
   virtual Result<std::vector<UsageDay>> ListUsage() = 0;
 
   // --- API keys
+  // Stores id, name, hash, prefix, created_at and expires_at (revoked_at starts at 0).
   virtual Status CreateApiKey(const ApiKeyRecord& r) = 0;
+  // Every key (revoked and expired ones too), oldest first.
   virtual Result<std::vector<ApiKeyRecord>> ListApiKeys() = 0;
+  // One page of the same order; `total` (optional) receives the number of keys.
+  virtual Result<std::vector<ApiKeyRecord>> ListApiKeys(int offset, int limit, int64_t* total) = 0;
+  // NotFound when the id does not exist or was already revoked.
   virtual Status RevokeApiKey(const std::string& id) = 0;
-  // The valid (not revoked) key with this hash; NotFound otherwise.
+  // The valid (not revoked, not expired at NowSeconds()) key with this hash; NotFound
+  // otherwise.
   virtual Result<ApiKeyRecord> FindApiKey(const std::string& hash) = 0;
 };
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <mutex>
 
 #include "store/config_store.h"
@@ -65,6 +66,8 @@ const char* const kMigrations[] = {
     "  cdc_seconds INTEGER NOT NULL);"
     "CREATE TABLE api_keys (id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE,"
     "  prefix TEXT NOT NULL, created_at INTEGER NOT NULL, revoked_at INTEGER NOT NULL);",
+    // 2: API keys may expire (unix seconds; 0: never).
+    "ALTER TABLE api_keys ADD COLUMN expires_at INTEGER NOT NULL DEFAULT 0;",
 };
 constexpr int kSchemaVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 
@@ -142,12 +145,19 @@ class SqliteConfigStore : public ConfigStore {
     return std::unique_ptr<ConfigStore>(std::move(s));
   }
 
-  Result<std::vector<ConnectionRecord>> ListConnections(const std::string& search) override {
+  Result<std::vector<ConnectionRecord>> ListConnections(const std::string& search, int offset,
+                                                        int limit, int64_t* total) override {
     std::lock_guard<std::mutex> l(mu_);
+    if (total) {
+      Stmt c(db_, "SELECT count(*) FROM connections WHERE instr(lower(name), lower(?)) > 0");
+      c.Bind(search);
+      DBS_ASSIGN_OR_RETURN(bool row, c.Step());
+      *total = row ? c.Int(0) : 0;
+    }
     Stmt st(db_,
             "SELECT id, name, spec, secret_ref, created_at, updated_at FROM connections "
-            "WHERE instr(lower(name), lower(?)) > 0 ORDER BY name");
-    st.Bind(search);
+            "WHERE instr(lower(name), lower(?)) > 0 ORDER BY name LIMIT ? OFFSET ?");
+    st.Bind(search).Bind(int64_t{limit}).Bind(int64_t{offset});
     std::vector<ConnectionRecord> out;
     while (true) {
       DBS_ASSIGN_OR_RETURN(bool row, st.Step());
@@ -286,6 +296,21 @@ class SqliteConfigStore : public ConfigStore {
     st.Bind(stream_id).Bind(int64_t{limit});
     return Runs(st);
   }
+  Result<std::vector<RunRecord>> ListRuns(const std::string& stream_id, int offset, int limit,
+                                          int64_t* total) override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (total) {
+      Stmt c(db_, "SELECT count(*) FROM runs WHERE stream_id = ?");
+      c.Bind(stream_id);
+      DBS_ASSIGN_OR_RETURN(bool row, c.Step());
+      *total = row ? c.Int(0) : 0;
+    }
+    Stmt st(db_, (std::string(kRunCols) +
+                  " WHERE stream_id = ? ORDER BY started_at DESC, rowid DESC LIMIT ? OFFSET ?")
+                     .c_str());
+    st.Bind(stream_id).Bind(int64_t{limit}).Bind(int64_t{offset});
+    return Runs(st);
+  }
   Result<std::vector<RunRecord>> ListActiveRuns() override {
     std::lock_guard<std::mutex> l(mu_);
     Stmt st(db_, (std::string(kRunCols) +
@@ -319,16 +344,23 @@ class SqliteConfigStore : public ConfigStore {
   Status CreateApiKey(const ApiKeyRecord& r) override {
     std::lock_guard<std::mutex> l(mu_);
     Stmt st(db_,
-            "INSERT INTO api_keys (id, name, hash, prefix, created_at, revoked_at) "
-            "VALUES (?,?,?,?,?,0)");
-    st.Bind(r.id).Bind(r.name).Bind(r.hash).Bind(r.prefix).Bind(r.created_at);
+            "INSERT INTO api_keys (id, name, hash, prefix, created_at, revoked_at, expires_at) "
+            "VALUES (?,?,?,?,?,0,?)");
+    st.Bind(r.id).Bind(r.name).Bind(r.hash).Bind(r.prefix).Bind(r.created_at).Bind(r.expires_at);
     return st.Step().status();
   }
   Result<std::vector<ApiKeyRecord>> ListApiKeys() override {
+    return ListApiKeys(0, std::numeric_limits<int>::max(), nullptr);
+  }
+  Result<std::vector<ApiKeyRecord>> ListApiKeys(int offset, int limit, int64_t* total) override {
     std::lock_guard<std::mutex> l(mu_);
-    Stmt st(db_,
-            "SELECT id, name, hash, prefix, created_at, revoked_at FROM api_keys "
-            "ORDER BY created_at, id");
+    if (total) {
+      Stmt c(db_, "SELECT count(*) FROM api_keys");
+      DBS_ASSIGN_OR_RETURN(bool row, c.Step());
+      *total = row ? c.Int(0) : 0;
+    }
+    Stmt st(db_, (std::string(kKeyCols) + " ORDER BY created_at, rowid LIMIT ? OFFSET ?").c_str());
+    st.Bind(int64_t{limit}).Bind(int64_t{offset});
     std::vector<ApiKeyRecord> out;
     while (true) {
       DBS_ASSIGN_OR_RETURN(bool row, st.Step());
@@ -348,10 +380,10 @@ class SqliteConfigStore : public ConfigStore {
   }
   Result<ApiKeyRecord> FindApiKey(const std::string& hash) override {
     std::lock_guard<std::mutex> l(mu_);
-    Stmt st(db_,
-            "SELECT id, name, hash, prefix, created_at, revoked_at FROM api_keys "
-            "WHERE hash = ? AND revoked_at = 0");
-    st.Bind(hash);
+    Stmt st(db_, (std::string(kKeyCols) +
+                  " WHERE hash = ? AND revoked_at = 0 AND (expires_at = 0 OR expires_at > ?)")
+                     .c_str());
+    st.Bind(hash).Bind(NowSeconds());
     DBS_ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) return Status::NotFound("no valid API key with this hash");
     return KeyRow(st);
@@ -361,6 +393,8 @@ class SqliteConfigStore : public ConfigStore {
   static constexpr const char* kRunCols =
       "SELECT id, stream_id, stream_name, state, error, reader_service, started_at, ended_at, "
       "rows, bytes FROM runs";
+  static constexpr const char* kKeyCols =
+      "SELECT id, name, hash, prefix, created_at, revoked_at, expires_at FROM api_keys";
 
   SqliteConfigStore() = default;
 
@@ -425,7 +459,7 @@ class SqliteConfigStore : public ConfigStore {
     return r;
   }
   static ApiKeyRecord KeyRow(Stmt& st) {
-    return {st.Text(0), st.Text(1), st.Text(2), st.Text(3), st.Int(4), st.Int(5)};
+    return {st.Text(0), st.Text(1), st.Text(2), st.Text(3), st.Int(4), st.Int(5), st.Int(6)};
   }
   static Result<std::vector<RunRecord>> Runs(Stmt& st) {
     std::vector<RunRecord> out;
