@@ -15,6 +15,7 @@
 #include "config/connection.h"
 #include "core/compress.h"
 #include "core/result.h"
+#include "typemap/type_mapping_options.h"
 
 namespace dbs {
 
@@ -88,6 +89,7 @@ struct StreamConfig {
   bool verify = true;         // compare counts and checksums after a load
   bool keep_partial = false;  // on failure, keep what was written (else drop new tables)
   CdcSettings cdc;
+  TypeMappingOptions type_mapping;  // `typeMapping`: the documented type-mapping choices
 };
 
 Result<StreamConfig> ParseStreamConfig(const nlohmann::json& j);

@@ -395,7 +395,8 @@ Status ApplyPolicy(MysqlConnection* conn, const SinkOptions& o, const TableSchem
     t.checks.clear();
     DdlOptions ddl;
     ddl.target_schema = db;
-    ddl.mariadb_native_types = conn->is_mariadb() && conn->server_version() >= 101000;
+    ApplyTypeMapping(o.type_mapping, false, conn->is_mariadb() && conn->server_version() >= 101000,
+                     &ddl);
     ddl.warnings = warnings;
     auto sql = CreateTableSql(t, Dialect::kMysql, DialectOf(o.source_engine), ddl);
     if (!sql.ok()) return sql.status().WithContext(ctx);
@@ -766,7 +767,8 @@ Status MysqlSink::FinishStream(const std::vector<TableSchema>& tables) {
         std::vector<std::string> warnings;
         DdlOptions ddl;
         ddl.target_schema = db;
-        ddl.mariadb_native_types = conn_->is_mariadb() && conn_->server_version() >= 101000;
+        ApplyTypeMapping(options_.type_mapping, false,
+                         conn_->is_mariadb() && conn_->server_version() >= 101000, &ddl);
         ddl.warnings = &warnings;
         const Dialect source = DialectOf(options_.source_engine);
         std::vector<std::string> statements;
@@ -1158,7 +1160,8 @@ Status MysqlSink::AddColumns(const TableSchema& new_schema, const std::vector<st
   std::vector<std::string> warnings;
   DdlOptions ddl;
   ddl.target_schema = db;
-  ddl.mariadb_native_types = conn_->is_mariadb() && conn_->server_version() >= 101000;
+  ApplyTypeMapping(options_.type_mapping, false,
+                   conn_->is_mariadb() && conn_->server_version() >= 101000, &ddl);
   ddl.warnings = &warnings;
   const Dialect source = DialectOf(options_.source_engine);
   std::string clauses;
