@@ -29,6 +29,8 @@ struct MysqlSink::TablePlan {
   bool upsert = false;
   size_t source_columns = 0;
   std::vector<size_t> source_index;  // per written column: its bundle column
+  // The source's primary key (name, bundle column), to name a row a value error stops at.
+  std::vector<std::pair<std::string, size_t>> key_columns;
   std::vector<ColumnWriter> writers;
   std::string load_sql;     // LOAD DATA into the table (upsert: into tmp_qualified)
   std::string insert_head;  // INSERT INTO ... (cols) VALUES
@@ -41,6 +43,20 @@ struct MysqlSink::TablePlan {
 namespace {
 
 constexpr const char* kLog = "mysql";
+
+// "key (id)=(7)" of row `row` of `b`, or the bundle and row when the table has no key.
+std::string RowName(const MysqlSink::TablePlan& plan, const Bundle& b, size_t row,
+                    const std::string& bundle_id) {
+  if (plan.key_columns.empty()) {
+    return "bundle " + bundle_id + ", row " + std::to_string(row + 1);
+  }
+  std::string names, values;
+  for (const auto& [name, index] : plan.key_columns) {
+    names += (names.empty() ? "" : ", ") + name;
+    values += (values.empty() ? "" : ", ") + b.columns[index].Get(row).ToString();
+  }
+  return "key (" + names + ")=(" + values + ")";
+}
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
@@ -156,8 +172,7 @@ class LoadStream {
           break;
       }
       if (!s.ok()) {
-        error_ = s.WithContext("bundle " + (*bundles_)[bundle_]->id + ", row " +
-                               std::to_string(row_ + 1));
+        error_ = s.WithContext(RowName(*plan_, b, row_, (*bundles_)[bundle_]->id));
         return false;
       }
     }
@@ -505,6 +520,14 @@ Result<TargetTable> MysqlSink::PrepareTable(const TableSchema& src) {
     names.push_back(QuoteName(tc.name));
     if (tc.key) pk.push_back(tc.name);
   }
+  for (const std::string& k : src.primary_key) {
+    const int i = src.FindColumn(k);
+    if (i < 0) {
+      plan->key_columns.clear();
+      break;
+    }
+    plan->key_columns.emplace_back(k, static_cast<size_t>(i));
+  }
   if (!missing.empty()) {
     std::string list;
     for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
@@ -625,7 +648,7 @@ Status MysqlSink::WriteWithInsert(TablePlan* plan, const std::vector<const Bundl
         cell.clear();
         Status s = mysql::CellText(w, col, r, &cell);
         if (!s.ok()) {
-          return s.WithContext(ctx + ", bundle " + ref->id + ", row " + std::to_string(r + 1));
+          return s.WithContext(ctx + ", " + RowName(*plan, b, r, ref->id));
         }
         const std::string lit = conn_->Literal(cell);
         sql += w.expression.empty() ? lit : Replace(w.expression, "?", lit);

@@ -254,18 +254,19 @@ Result<bool> MysqlRowReader::Next(Bundle* out, size_t max_rows, size_t max_bytes
 Status MysqlRowReader::LossyConversion(MYSQL_ROW row, const unsigned long* lengths,
                                        size_t column) const {
   const size_t key_at = columns_.size() + checked_.size();
-  std::string key;
+  std::string names, values;
   for (size_t i = 0; i < key_names_.size(); ++i) {
-    key += (i == 0 ? "" : ", ") + key_names_[i] + "=" +
-           (row[key_at + i] ? std::string(row[key_at + i], lengths[key_at + i]) : "NULL");
+    names += (i == 0 ? "" : ", ") + key_names_[i];
+    values += (i == 0 ? "" : ", ") +
+              (row[key_at + i] ? std::string(row[key_at + i], lengths[key_at + i]) : "NULL");
   }
-  if (key.empty())
-    key = "row " + std::to_string(rows_read_ + 1) + " (the table has no primary key)";
+  const std::string key = key_names_.empty()
+                              ? "row " + std::to_string(rows_read_ + 1) + " (no primary key)"
+                              : "key (" + names + ")=(" + values + ")";
   const Column& c = *columns_[column];
   return Status::FailedPrecondition(
-      "reading " + what_ + ", column '" + c.name + "' (" + c.source_type + " CHARACTER SET " +
-      c.charset + "), key " + key + ": the value holds bytes with no Unicode mapping in " +
-      c.charset +
+      "column '" + c.name + "' (" + c.source_type + " CHARACTER SET " + c.charset + "), " + key +
+      ": the value holds bytes with no Unicode mapping in " + c.charset +
       " (the server would read them as '?'); fix the data or declare the "
       "column with the character set it really holds");
 }
