@@ -44,7 +44,7 @@ namespace {
 
 constexpr const char* kLog = "mysql";
 
-// "key (id)=(7)" of row `row` of `b`, or the bundle and row when the table has no key.
+// "key (id)=(7), bundle <id>" for row `row` of `b`; the bundle and row when there is no key.
 std::string RowName(const MysqlSink::TablePlan& plan, const Bundle& b, size_t row,
                     const std::string& bundle_id) {
   if (plan.key_columns.empty()) {
@@ -55,7 +55,7 @@ std::string RowName(const MysqlSink::TablePlan& plan, const Bundle& b, size_t ro
     names += (names.empty() ? "" : ", ") + name;
     values += (values.empty() ? "" : ", ") + b.columns[index].Get(row).ToString();
   }
-  return "key (" + names + ")=(" + values + ")";
+  return "key (" + names + ")=(" + values + "), bundle " + bundle_id;
 }
 
 std::string Lower(std::string s) {
