@@ -9,8 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -608,6 +610,65 @@ TEST_F(FidelityTest, ValuesMysqlCannotHoldFailNamingTheColumn) {
     RunFails(Config(std::string("fid-cant-") + c.table, pg_->UrlFor(db), NewMariaDb(db)),
              {c.column, c.key});
   }
+}
+
+// CDC: binlog row images carry text in the column's own character set; they arrive as exact
+// UTF-8, and a byte without a Unicode mapping stops the run naming the column.
+TEST_F(FidelityTest, LegacyCharsetsThroughTheBinlog) {
+  std::string src = NewMariaDb("fid_cdc_cs");
+  Maria("fid_cdc_cs",
+        "CREATE TABLE city (id int PRIMARY KEY, name_l1 varchar(40) CHARACTER SET latin1, "
+        "  name_ru varchar(40) CHARACTER SET cp1251, name_cn text CHARACTER SET gbk); "
+        "INSERT INTO city VALUES (1, 'Zürich', 'Москва', '上海')");
+  auto run_around = [&](const std::string& name, const std::string& dst,
+                        const std::string& changes) -> Result<RunSummary> {
+    auto c = ParseStreamConfig(json{{"name", name},
+                                    {"mode", "load+cdc"},
+                                    {"source", src},
+                                    {"target", dst},
+                                    {"schemaPolicy", "drop_and_recreate"}});
+    if (!c.ok()) return c.status();
+    std::atomic<bool> pinned{false}, done{false};
+    LocalRunOptions o;
+    o.writers = 1;
+    o.data_dir = data_dir_.string();
+    o.drain_when = [&] { return done.load(); };
+    Result<RunSummary> result = Status::Internal("not run");
+    std::thread run([&] {
+      result = RunLocal(*c, o, [&](const std::vector<TableProgress>& t, double) {
+        if (!t.empty()) pinned.store(true);
+      });
+    });
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!pinned.load() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    Status s = maria_->Exec(changes, "fid_cdc_cs");
+    done.store(true);
+    run.join();
+    if (!s.ok()) return s;
+    return result;
+  };
+  std::string dst = NewPostgres("fid_cdc_cs_dst");
+  auto ok = run_around("fid-cdc-cs", dst,
+                       "INSERT INTO city VALUES (2, 'Ærøskøbing €', 'Санкт-Петербург', '北京'); "
+                       "UPDATE city SET name_l1 = CONVERT(UNHEX('80818D') USING latin1) "
+                       "WHERE id = 1");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_GT(ok->cdc.read, 0u);
+  for (const TableVerdict& v : ok->verdicts) EXPECT_TRUE(v.match()) << v.Describe();
+  EXPECT_EQ(PgRows("fid_cdc_cs_dst",
+                   "SELECT id, name_l1, name_ru, name_cn FROM fid_cdc_cs.city "
+                   "ORDER BY id"),
+            (std::vector<std::string>{"1|€\u0081\u008d|Москва|上海",
+                                      "2|Ærøskøbing €|Санкт-Петербург|北京"}));
+  auto bad = run_around("fid-cdc-cs-bad", NewPostgres("fid_cdc_cs_bad"),
+                        "INSERT INTO city VALUES (3, 'x', CONVERT(UNHEX('98') USING cp1251), 'y')");
+  ASSERT_FALSE(bad.ok()) << "a cp1251 0x98 passed through the binlog";
+  std::cerr << "failed as expected: " << bad.status().ToString() << "\n";
+  EXPECT_NE(bad.status().ToString().find("column 'name_ru'"), std::string::npos)
+      << bad.status().ToString();
+  EXPECT_NE(bad.status().ToString().find("cp1251"), std::string::npos);
 }
 
 }  // namespace
