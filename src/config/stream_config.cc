@@ -1,7 +1,7 @@
 #include "config/stream_config.h"
 
+#include <algorithm>
 #include <cctype>
-
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -157,6 +157,32 @@ Status GetEnum(const json& j, const std::string& path, const char* key,
   return Status::InvalidArgument(P(path, key) + " '" + v + "' is not one of: " + list);
 }
 
+// The `typeMapping` section (typemap/type_mapping_options.h, docs/type-mapping.md).
+Status ParseTypeMapping(const json& j, TypeMappingOptions* o) {
+  const std::string path = "typeMapping";
+  if (!j.is_object()) return Status::InvalidArgument("typeMapping must be an object");
+  DBS_RETURN_IF_ERROR(
+      OnlyKeys(j, path,
+               {"pgJsonb", "mysqlTimeAsInterval", "pgUint64AsBigint", "crossDialectChecks",
+                "mariadbNativeTypes", "pgInetAsInet6", "postgis", "mysqlTextCollation"}));
+  DBS_RETURN_IF_ERROR(GetBool(j, path, "pgJsonb", &o->pg_jsonb));
+  DBS_RETURN_IF_ERROR(GetBool(j, path, "mysqlTimeAsInterval", &o->mysql_time_as_interval));
+  DBS_RETURN_IF_ERROR(GetBool(j, path, "pgUint64AsBigint", &o->pg_uint64_as_bigint));
+  DBS_RETURN_IF_ERROR(GetBool(j, path, "crossDialectChecks", &o->cross_dialect_checks));
+  DBS_RETURN_IF_ERROR(GetBool(j, path, "mariadbNativeTypes", &o->mariadb_native_types));
+  DBS_RETURN_IF_ERROR(GetBool(j, path, "pgInetAsInet6", &o->pg_inet_as_inet6));
+  DBS_RETURN_IF_ERROR(GetBool(j, path, "postgis", &o->postgis));
+  DBS_RETURN_IF_ERROR(GetString(j, path, "mysqlTextCollation", &o->mysql_text_collation));
+  const std::string& coll = o->mysql_text_collation;
+  if (coll.empty() || coll.size() > 64 || !std::all_of(coll.begin(), coll.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+      })) {
+    return Status::InvalidArgument(
+        "typeMapping.mysqlTextCollation must be a collation name (letters, digits, '_')");
+  }
+  return Status::Ok();
+}
+
 Status ParseSelector(const json& j, const std::string& path, TableSelector* t) {
   if (j.is_string()) {
     t->pattern = j.get<std::string>();
@@ -211,10 +237,10 @@ Result<StreamConfig> ParseStreamConfig(const json& j) {
   if (!j.is_object()) return Status::InvalidArgument("the stream config must be a JSON object");
   DBS_RETURN_IF_ERROR(OnlyKeys(
       j, "",
-      {"name",    "mode",           "source",       "target",    "targetSchema", "tables",
-       "exclude", "dataBundleSize", "schemaPolicy", "writeMode", "structure",    "limits",
-       "readers", "splitRows",      "compression",  "zeroDate",  "verify",       "keepPartial",
-       "cdc",     "busEncryption",  "busKey"}));
+      {"name",    "mode",           "source",       "target",     "targetSchema", "tables",
+       "exclude", "dataBundleSize", "schemaPolicy", "writeMode",  "structure",    "limits",
+       "readers", "splitRows",      "compression",  "zeroDate",   "verify",       "keepPartial",
+       "cdc",     "busEncryption",  "busKey",       "typeMapping"}));
   StreamConfig c;
   DBS_RETURN_IF_ERROR(GetString(j, "", "name", &c.name));
   if (!ValidName(c.name)) {
@@ -295,6 +321,9 @@ Result<StreamConfig> ParseStreamConfig(const json& j) {
     for (char ch : c.bus_key) hex = hex && std::isxdigit(static_cast<unsigned char>(ch));
     if (!hex) return Status::InvalidArgument("busKey must be 64 hex digits (a 256-bit key)");
     c.bus_encryption = true;
+  }
+  if (auto it = j.find("typeMapping"); it != j.end()) {
+    DBS_RETURN_IF_ERROR(ParseTypeMapping(*it, &c.type_mapping));
   }
   if (auto it = j.find("cdc"); it != j.end()) {
     if (!it->is_object()) return Status::InvalidArgument("cdc must be an object");

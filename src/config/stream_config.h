@@ -15,6 +15,7 @@
 #include "config/connection.h"
 #include "core/compress.h"
 #include "core/result.h"
+#include "typemap/type_mapping_options.h"
 
 namespace dbs {
 
@@ -94,6 +95,7 @@ struct StreamConfig {
   bool bus_encryption = false;
   std::string bus_key;  // 64 hex digits; a secret (never logged, sealed on the bus)
   CdcSettings cdc;
+  TypeMappingOptions type_mapping;  // `typeMapping`: the documented type-mapping choices
 };
 
 Result<StreamConfig> ParseStreamConfig(const nlohmann::json& j);

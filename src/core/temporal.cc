@@ -390,6 +390,45 @@ std::string FormatTime(int64_t micros) {
   return out;
 }
 
+namespace {
+// One "<n> <unit>[s]" part of FormatPgInterval (PostgreSQL's AddPostgresIntPart).
+void AddPgIntervalPart(int64_t value, const char* unit, bool* is_zero, bool* is_before,
+                       std::string* out) {
+  if (value == 0) return;
+  if (!*is_zero) *out += ' ';
+  if (*is_before && value > 0) *out += '+';
+  *out += std::to_string(value);
+  *out += ' ';
+  *out += unit;
+  if (value != 1) *out += 's';
+  *is_before = value < 0;
+  *is_zero = false;
+}
+}  // namespace
+
+std::string FormatPgInterval(int32_t months, int32_t days, int64_t micros) {
+  std::string out;
+  bool is_zero = true, is_before = false;
+  AddPgIntervalPart(months / 12, "year", &is_zero, &is_before, &out);
+  AddPgIntervalPart(months % 12, "mon", &is_zero, &is_before, &out);
+  AddPgIntervalPart(days, "day", &is_zero, &is_before, &out);
+  if (is_zero || micros != 0) {
+    // All of hours, minutes, seconds and fraction carry the sign of micros.
+    const bool minus = micros < 0;
+    const uint64_t u = minus ? 0 - static_cast<uint64_t>(micros) : static_cast<uint64_t>(micros);
+    const uint64_t secs = u / kMicrosPerSecond;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s%s%02llu:%02llu:%02llu", is_zero ? "" : " ",
+                  minus ? "-" : (is_before ? "+" : ""),
+                  static_cast<unsigned long long>(secs / 3600),
+                  static_cast<unsigned long long>(secs / 60 % 60),
+                  static_cast<unsigned long long>(secs % 60));
+    out += buf;
+    AppendFraction(&out, static_cast<uint32_t>(u % kMicrosPerSecond));
+  }
+  return out;
+}
+
 std::string FormatTimeTz(int64_t micros, int32_t offset_seconds) {
   std::string out = FormatTime(micros);
   int32_t o = offset_seconds;

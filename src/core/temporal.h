@@ -75,6 +75,10 @@ std::string FormatTimestamp(int64_t encoded);
 std::string FormatTimestampTz(int64_t encoded);
 std::string FormatTime(int64_t micros);
 std::string FormatTimeTz(int64_t micros, int32_t offset_seconds);
+// An interval as PostgreSQL prints it with its default IntervalStyle (postgres):
+// "1 year 2 mons -3 days +04:05:06.5", "00:00:00", "-1 days -00:00:01". PostgreSQL reads this
+// form back as the same interval, whatever its IntervalStyle.
+std::string FormatPgInterval(int32_t months, int32_t days, int64_t micros);
 
 // Parsers accept the forms above (ISO 'T' separator too, an optional " BC" suffix and, for
 // timestamptz, a zone offset like "+02", "+05:30", "Z"). Errors name the text.

@@ -121,8 +121,7 @@ std::string Value::ToString() const {
       return FormatTimeTz(AsTimeTz().micros, AsTimeTz().offset_seconds);
     case LogicalType::kInterval: {
       Interval iv = AsInterval();
-      return std::to_string(iv.months) + " mons " + std::to_string(iv.days) + " days " +
-             FormatTime(iv.micros);
+      return FormatPgInterval(iv.months, iv.days, iv.micros);
     }
     case LogicalType::kUuid:
       return UuidToString(AsUuid());

@@ -99,7 +99,7 @@ Result<std::unique_ptr<bus::NatsConnection>> Connect(const bus::EmbeddedNats* em
 std::string RunSummary::Mismatches() const {
   std::string bad;
   for (const TableVerdict& v : verdicts) {
-    if (!v.match()) bad += (bad.empty() ? "" : ", ") + v.source_table;
+    if (!v.match()) bad += (bad.empty() ? "" : "; ") + v.Describe();
   }
   return bad;
 }

@@ -49,7 +49,8 @@ struct RunSummary {
   double seconds = 0;
   std::vector<TableVerdict> verdicts;  // empty when verification is off
   CdcProgress cdc;
-  // The tables whose checksums differ, comma-separated; empty when all match.
+  // The tables whose values differ, each with the differing columns and a sample row
+  // (TableVerdict::Describe), separated by "; "; empty when all match.
   std::string Mismatches() const;
 };
 

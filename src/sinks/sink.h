@@ -48,6 +48,7 @@ struct SinkOptions {
   WriteMode write_mode = WriteMode::kAppend;
   StructureOptions structure;
   ZeroDatePolicy zero_date = ZeroDatePolicy::kError;
+  TypeMappingOptions type_mapping;  // the stream's `typeMapping` choices (typemap/ddl.h)
   // A table this sink creates (and writes other than upserts) may get its primary key only in
   // FinishStream, where a sink can build it in one pass after the data (PostgreSQL does).
   // Callers that set this must call FinishStream before anything needs the key (CDC apply,

@@ -47,37 +47,6 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
   return out;
 }
 
-// The type name in a PostgreSQL format_type() text without typmods, array brackets, quotes
-// and schema: "timestamp(3) with time zone" -> "timestamp with time zone",
-// "public.geometry(Point,4326)" -> "geometry", "\"char\"" -> "char".
-std::string PgBaseName(std::string_view formatted) {
-  std::string s;
-  int depth = 0;
-  for (char ch : formatted) {
-    if (ch == '"') continue;
-    if (ch == '(') {
-      ++depth;
-      continue;
-    }
-    if (ch == ')') {
-      --depth;
-      continue;
-    }
-    if (depth == 0) s.push_back(ch);
-  }
-  std::string_view v = TrimSpace(s);
-  while (v.size() >= 2 && v.substr(v.size() - 2) == "[]") v = TrimSpace(v.substr(0, v.size() - 2));
-  std::string out;
-  for (char ch : v) {
-    if (ch == ' ' && !out.empty() && out.back() == ' ') continue;
-    out.push_back(ch);
-  }
-  if (size_t dot = out.rfind('.'); dot != std::string::npos) out = out.substr(dot + 1);
-  return AsciiLower(out);
-}
-
-std::string MysqlBaseName(std::string_view column_type) { return SplitTypeText(column_type).base; }
-
 bool IsMysqlTextLob(std::string_view base) {
   return base == "tinytext" || base == "text" || base == "mediumtext" || base == "longtext";
 }
@@ -291,6 +260,7 @@ Result<std::string> MysqlTypeFor(const Column& c, LogicalType type, std::string_
       return std::string("decimal(65,30)");
     }
     case LogicalType::kText: {
+      if (pg_base == "inet" && o.pg_inet_as_inet6) return std::string("inet6");
       if (pg_base == "inet" || pg_base == "cidr") return std::string("varchar(43)");
       if (pg_base == "macaddr") return std::string("varchar(17)");
       if (pg_base == "macaddr8") return std::string("varchar(23)");
@@ -952,6 +922,18 @@ std::string ConvertIdentQuotes(std::string_view expr, Dialect from, Dialect to) 
 
 }  // namespace
 
+void ApplyTypeMapping(const TypeMappingOptions& tm, bool target_has_postgis,
+                      bool target_has_native_types, DdlOptions* o) {
+  o->pg_jsonb = tm.pg_jsonb;
+  o->mysql_time_as_interval = tm.mysql_time_as_interval;
+  o->pg_uint64_as_bigint = tm.pg_uint64_as_bigint;
+  o->cross_dialect_checks = tm.cross_dialect_checks;
+  o->mariadb_native_types = tm.mariadb_native_types && target_has_native_types;
+  o->pg_inet_as_inet6 = tm.pg_inet_as_inet6 && o->mariadb_native_types;
+  o->postgis = tm.postgis && target_has_postgis;
+  o->mysql_text_collation = tm.mysql_text_collation;
+}
+
 Result<std::string> TargetType(const Column& c, Dialect target, Dialect source,
                                const DdlOptions& options) {
   return TargetTypeImpl(c, target, source, c.name, options);
@@ -1394,7 +1376,7 @@ Result<std::string> AddCheckSql(const TableSchema& t, const CheckConstraint& che
   if (target != source) {
     if (!o.cross_dialect_checks) {
       Warn(o, where + ": skipped, its expression is " + std::string(DialectName(source)) +
-                  " SQL (set cross_dialect_checks to try it)");
+                  " SQL (set typeMapping.crossDialectChecks to try it)");
       return std::string();
     }
     expr = ConvertIdentQuotes(expr, source, target);

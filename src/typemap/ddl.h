@@ -28,6 +28,7 @@
 #include "core/result.h"
 #include "core/schema.h"
 #include "typemap/sql.h"
+#include "typemap/type_mapping_options.h"
 
 namespace dbs {
 
@@ -44,15 +45,17 @@ struct DdlOptions {
   // AUTO_INCREMENT column draws from a sequence of its own) or bigint (faster, a real identity;
   // values above 9223372036854775807 fail at write time).
   bool pg_uint64_as_bigint = false;
-  // JSON into PostgreSQL: jsonb (default; normalizes whitespace, key order and duplicate keys)
-  // or json (keeps the exact text).
-  bool pg_jsonb = true;
+  // JSON into PostgreSQL: json (default; keeps the exact text) or jsonb (normalizes
+  // whitespace, key order and duplicate keys, and cannot hold \u0000).
+  bool pg_jsonb = false;
   // MySQL TIME into PostgreSQL: time(p) (default; values outside 00:00..24:00 fail at write
   // time) or interval (holds MySQL's whole -838:59:59..838:59:59 range).
   bool mysql_time_as_interval = false;
   // The MySQL target is MariaDB 10.7+: uuid, inet4 and inet6 columns use MariaDB's native types
   // instead of char(36) / varchar(15) / varchar(45).
   bool mariadb_native_types = false;
+  // PostgreSQL inet into MySQL: INET6 (only with mariadb_native_types) instead of varchar(43).
+  bool pg_inet_as_inet6 = false;
   // Collation for text columns created in MySQL from PostgreSQL. Binary by default, because
   // PostgreSQL's default collations are case- and accent-sensitive and a case-insensitive
   // MySQL collation would turn distinct keys into duplicates. utf8mb4_bin is a PAD SPACE
@@ -71,6 +74,13 @@ struct DdlOptions {
   // Not owned; may be null.
   std::vector<std::string>* warnings = nullptr;
 };
+
+// Copies the user's choices (a stream's `typeMapping`) into `o`. What the target supports is
+// the caller's to combine: `target_has_postgis` (the PostgreSQL target has the extension) and
+// `target_has_native_types` (the MySQL target is MariaDB 10.10+); each choice only applies
+// where the target supports it.
+void ApplyTypeMapping(const TypeMappingOptions& tm, bool target_has_postgis,
+                      bool target_has_native_types, DdlOptions* o);
 
 // The target type of one column, e.g. kUInt64 -> "numeric(20,0)" on PostgreSQL. Same dialect
 // keeps Column::source_type (with a few portability exceptions, see docs); cross-dialect maps

@@ -202,4 +202,32 @@ std::string_view StripParens(std::string_view text, bool backslash_escapes) {
   return text;
 }
 
+std::string PgBaseName(std::string_view formatted) {
+  std::string s;
+  int depth = 0;
+  for (char ch : formatted) {
+    if (ch == '"') continue;
+    if (ch == '(') {
+      ++depth;
+      continue;
+    }
+    if (ch == ')') {
+      --depth;
+      continue;
+    }
+    if (depth == 0) s.push_back(ch);
+  }
+  std::string_view v = TrimSpace(s);
+  while (v.size() >= 2 && v.substr(v.size() - 2) == "[]") v = TrimSpace(v.substr(0, v.size() - 2));
+  std::string out;
+  for (char ch : v) {
+    if (ch == ' ' && !out.empty() && out.back() == ' ') continue;
+    out.push_back(ch);
+  }
+  if (size_t dot = out.rfind('.'); dot != std::string::npos) out = out.substr(dot + 1);
+  return AsciiLower(out);
+}
+
+std::string MysqlBaseName(std::string_view column_type) { return SplitTypeText(column_type).base; }
+
 }  // namespace dbs

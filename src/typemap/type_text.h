@@ -24,6 +24,13 @@ struct TypeText {
 };
 TypeText SplitTypeText(std::string_view text);
 
+// The type name in a PostgreSQL format_type() text without typmods, array brackets, quotes
+// and schema: "timestamp(3) with time zone" -> "timestamp with time zone",
+// "public.geometry(Point,4326)" -> "geometry", "\"char\"" -> "char".
+std::string PgBaseName(std::string_view formatted);
+// The base name of a MySQL COLUMN_TYPE: "int(10) unsigned" -> "int".
+std::string MysqlBaseName(std::string_view column_type);
+
 std::optional<uint32_t> ParseUInt32(std::string_view s);
 std::optional<int64_t> ParseInt64(std::string_view s);
 

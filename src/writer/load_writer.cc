@@ -126,6 +126,7 @@ Status LoadWriter::Run() {
   so.write_mode = config_.write_mode;
   so.structure = config_.structure;
   so.zero_date = config_.zero_date;
+  so.type_mapping = config_.type_mapping;
   so.defer_primary_key = true;  // CheckFinished runs FinishStream before any change is applied
   so.cdc_stream = so.stream;    // a CDC run's checkpoints live as long as its JetStream stream
   DBS_ASSIGN_OR_RETURN(auto sink, Sink::Open(config_.target, so));

@@ -248,11 +248,10 @@ TEST(PgTextTest, Scalars) {
   TextPlan bpchar = P(L::kText);
   bpchar.bpchar = true;
   EXPECT_EQ(DecodeOne(bpchar, "ab   "), Value::Bytes(L::kText, "ab"));
-  TextPlan inet = P(L::kText);
-  inet.inet = true;
-  EXPECT_EQ(DecodeOne(inet, "10.0.0.1"), Value::Bytes(L::kText, "10.0.0.1/32"));
-  EXPECT_EQ(DecodeOne(inet, "::1"), Value::Bytes(L::kText, "::1/128"));
-  EXPECT_EQ(DecodeOne(inet, "10.0.0.0/8"), Value::Bytes(L::kText, "10.0.0.0/8"));
+  // inet arrives in its output form, which the snapshot reads too (abbrev): no /32 added.
+  EXPECT_EQ(DecodeOne(P(L::kText), "10.0.0.1"), Value::Bytes(L::kText, "10.0.0.1"));
+  EXPECT_EQ(DecodeOne(P(L::kText), "::1"), Value::Bytes(L::kText, "::1"));
+  EXPECT_EQ(DecodeOne(P(L::kText), "10.0.0.0/8"), Value::Bytes(L::kText, "10.0.0.0/8"));
   EXPECT_EQ(DecodeOne(P(L::kBytes), "\\x00ff10"),
             Value::Bytes(L::kBytes, std::string("\0\xff\x10", 3)));
   EXPECT_EQ(DecodeOne(P(L::kBit), "1010"), Value::Bytes(L::kBit, EncodeBits("1010")));

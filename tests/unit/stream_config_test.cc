@@ -137,3 +137,50 @@ TEST(StreamConfig, SyntaxErrorNamesLineAndColumn) {
 
 }  // namespace
 }  // namespace dbs
+
+namespace dbs {
+namespace {
+
+TEST(StreamConfigTypeMapping, ParsedValidatedAndDefaultedLosslessly) {
+  nlohmann::json base = {
+      {"name", "s"}, {"source", "mysql://u@h/d"}, {"target", "postgres://u@h/d"}};
+  auto d = ParseStreamConfig(base);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_FALSE(d->type_mapping.pg_jsonb);  // json keeps the text
+  EXPECT_EQ(d->type_mapping, TypeMappingOptions{});
+
+  nlohmann::json j = base;
+  j["typeMapping"] = {{"pgJsonb", true},
+                      {"mysqlTimeAsInterval", true},
+                      {"pgUint64AsBigint", true},
+                      {"crossDialectChecks", true},
+                      {"mariadbNativeTypes", false},
+                      {"pgInetAsInet6", true},
+                      {"postgis", false},
+                      {"mysqlTextCollation", "utf8mb4_nopad_bin"}};
+  auto c = ParseStreamConfig(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const TypeMappingOptions& tm = c->type_mapping;
+  EXPECT_TRUE(tm.pg_jsonb && tm.mysql_time_as_interval && tm.pg_uint64_as_bigint &&
+              tm.cross_dialect_checks && tm.pg_inet_as_inet6);
+  EXPECT_FALSE(tm.mariadb_native_types || tm.postgis);
+  EXPECT_EQ(tm.mysql_text_collation, "utf8mb4_nopad_bin");
+
+  const std::vector<std::pair<nlohmann::json, std::string>> bad = {
+      {{{"pg_jsonb", false}}, "typeMapping.pg_jsonb is not a known field"},
+      {{{"cross_dialect_checks", true}}, "typeMapping.cross_dialect_checks is not a known field"},
+      {{{"pgJsonb", "no"}}, "typeMapping.pgJsonb must be true or false"},
+      {{{"mysqlTextCollation", "x; DROP"}}, "typeMapping.mysqlTextCollation"},
+      {nlohmann::json::array(), "typeMapping must be an object"},
+  };
+  for (const auto& [tmj, want] : bad) {
+    nlohmann::json b = base;
+    b["typeMapping"] = tmj;
+    auto r = ParseStreamConfig(b);
+    ASSERT_FALSE(r.ok()) << tmj.dump();
+    EXPECT_NE(r.status().message().find(want), std::string::npos) << r.status().ToString();
+  }
+}
+
+}  // namespace
+}  // namespace dbs

@@ -86,3 +86,27 @@ TEST(Temporal, TimesSpanMysqlRange) {
 
 }  // namespace
 }  // namespace dbs
+
+namespace dbs {
+namespace {
+
+// PostgreSQL's own interval output (IntervalStyle postgres), as `SELECT 'x'::interval` prints.
+TEST(PgIntervalText, MatchesPostgresOutput) {
+  const int64_t h = 3600LL * 1000000;
+  EXPECT_EQ(FormatPgInterval(0, 0, 0), "00:00:00");
+  EXPECT_EQ(FormatPgInterval(14, 3, 4 * h + 5 * 60000000LL + 6500000),
+            "1 year 2 mons 3 days 04:05:06.5");
+  EXPECT_EQ(FormatPgInterval(-14, 3, -(4 * h + 5 * 60000000LL + 6000000)),
+            "-1 years -2 mons +3 days -04:05:06");
+  EXPECT_EQ(FormatPgInterval(0, -1, 1000000), "-1 days +00:00:01");
+  EXPECT_EQ(FormatPgInterval(1, 0, -1000000), "1 mon -00:00:01");
+  EXPECT_EQ(FormatPgInterval(0, -3, 0), "-3 days");
+  EXPECT_EQ(FormatPgInterval(12, 1, 0), "1 year 1 day");
+  EXPECT_EQ(FormatPgInterval(-2136000000, 0, 0), "-178000000 years");
+  EXPECT_EQ(FormatPgInterval(0, 0, INT64_MAX), "2562047788:00:54.775807");
+  EXPECT_EQ(FormatPgInterval(0, 0, INT64_MIN), "-2562047788:00:54.775808");
+  EXPECT_EQ(FormatPgInterval(0, 0, 1), "00:00:00.000001");
+}
+
+}  // namespace
+}  // namespace dbs

@@ -785,7 +785,7 @@ TEST(TypemapDdl, MysqlToPostgresTypes) {
       {"timestamp", "timestamp(3)", "timestamp(3) with time zone"},
       {"time", "time", "time(0)"},
       {"time", "time(6)", "time(6)"},
-      {"json", "json", "jsonb"},
+      {"json", "json", "json"},  // lossless by default; jsonb with typeMapping.pgJsonb
       {"geometry", "geometry", "bytea"},
       {"point", "point", "bytea"},
       {"uuid", "uuid", "uuid"},
@@ -799,9 +799,9 @@ TEST(TypemapDdl, MysqlToPostgresTypes) {
   }
 
   DdlOptions o;
-  o.pg_jsonb = false;
+  o.pg_jsonb = true;
   o.mysql_time_as_interval = true;
-  EXPECT_EQ(*TargetType(MyCol("json", "json"), kPg, kMy, o), "json");
+  EXPECT_EQ(*TargetType(MyCol("json", "json"), kPg, kMy, o), "jsonb");
   EXPECT_EQ(*TargetType(MyCol("time", "time(3)"), kPg, kMy, o), "interval(3)");
   o.postgis = true;
   Column pt = MyCol("point", "point");
@@ -1646,6 +1646,41 @@ TEST(TypemapDdl, AddCheck) {
             "ALTER TABLE \"public\".\"docs\" ADD CONSTRAINT \"ck_price\" CHECK (price > "
             "(0)::numeric)");
   EXPECT_FALSE(AddCheckSql(p, CheckConstraint{"x", "true); DROP TABLE t; --"}, kPg, kPg).ok());
+}
+
+}  // namespace
+}  // namespace dbs
+
+namespace dbs {
+namespace {
+
+// The stream file's typeMapping choices reach the DDL, each only where the target supports it.
+TEST(TypemapSettings, ApplyTypeMappingCopiesEveryChoice) {
+  TypeMappingOptions tm;
+  DdlOptions o;
+  ApplyTypeMapping(tm, /*target_has_postgis=*/true, /*target_has_native_types=*/true, &o);
+  EXPECT_FALSE(o.pg_jsonb);
+  EXPECT_TRUE(o.postgis);
+  EXPECT_TRUE(o.mariadb_native_types);
+  EXPECT_FALSE(o.pg_inet_as_inet6);
+  tm.pg_jsonb = tm.mysql_time_as_interval = tm.pg_uint64_as_bigint = tm.cross_dialect_checks =
+      tm.pg_inet_as_inet6 = true;
+  tm.postgis = false;
+  tm.mysql_text_collation = "utf8mb4_nopad_bin";
+  ApplyTypeMapping(tm, true, true, &o);
+  EXPECT_TRUE(o.pg_jsonb && o.mysql_time_as_interval && o.pg_uint64_as_bigint &&
+              o.cross_dialect_checks && o.pg_inet_as_inet6);
+  EXPECT_FALSE(o.postgis);
+  EXPECT_EQ(o.mysql_text_collation, "utf8mb4_nopad_bin");
+  Column inet;
+  inet.name = "a";
+  inet.type = LogicalType::kText;
+  inet.source_type = "inet";
+  EXPECT_EQ(*TargetType(inet, Dialect::kMysql, Dialect::kPostgres, o), "inet6");
+  // A server without native types: INET6 cannot be chosen.
+  ApplyTypeMapping(tm, true, /*target_has_native_types=*/false, &o);
+  EXPECT_FALSE(o.pg_inet_as_inet6);
+  EXPECT_EQ(*TargetType(inet, Dialect::kMysql, Dialect::kPostgres, o), "varchar(43)");
 }
 
 }  // namespace

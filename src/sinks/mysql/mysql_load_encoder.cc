@@ -352,6 +352,10 @@ Status CellText(const ColumnWriter& w, const ColumnVector& col, size_t row, std:
                              " cannot be stored in MySQL (no NaN or "
                              "infinity in FLOAT/DOUBLE)");
       }
+      if (v == 0 && std::signbit(v)) {
+        // MySQL and MariaDB store -0 as 0 whatever the input form: refuse rather than change it.
+        return Reject(w, "-0 cannot be stored in MySQL (FLOAT/DOUBLE store it as 0)");
+      }
       return Status::Ok();
     }
     case TextKind::kRaw:
@@ -412,7 +416,21 @@ Status CellText(const ColumnWriter& w, const ColumnVector& col, size_t row, std:
       out->append(UuidToString(col.GetUuid(row)));
       return Status::Ok();
     case TextKind::kJsonArray: {
-      auto j = ArrayToJson(col.GetBytes(row));
+      // A JSON array has no lower bounds: an array that does not start at 1 ([0:2]={1,2,3})
+      // would silently change its subscripts (docs/type-mapping.md).
+      const std::string_view a = col.GetBytes(row);
+      const size_t ndims = a.size() >= 2 ? static_cast<uint8_t>(a[1]) : 0;
+      for (size_t d = 0; d < ndims && 2 + d * 8 + 8 <= a.size(); ++d) {
+        int32_t lower;
+        std::memcpy(&lower, a.data() + 2 + d * 8 + 4, 4);
+        if (lower != 1) {
+          auto v = DecodeArray(a);
+          return Reject(w, "the array " + (v.ok() ? ArrayToString(*v) : std::string("value")) +
+                               " has a lower bound of " + std::to_string(lower) +
+                               ", which a MySQL JSON array cannot keep");
+        }
+      }
+      auto j = ArrayToJson(a);
       if (!j.ok()) return Reject(w, j.status().message());
       out->append(*j);
       return Status::Ok();

@@ -29,6 +29,8 @@ struct MysqlSink::TablePlan {
   bool upsert = false;
   size_t source_columns = 0;
   std::vector<size_t> source_index;  // per written column: its bundle column
+  // The source's primary key (name, bundle column), to name a row a value error stops at.
+  std::vector<std::pair<std::string, size_t>> key_columns;
   std::vector<ColumnWriter> writers;
   std::string load_sql;     // LOAD DATA into the table (upsert: into tmp_qualified)
   std::string insert_head;  // INSERT INTO ... (cols) VALUES
@@ -41,6 +43,20 @@ struct MysqlSink::TablePlan {
 namespace {
 
 constexpr const char* kLog = "mysql";
+
+// "key (id)=(7), bundle <id>" for row `row` of `b`; the bundle and row when there is no key.
+std::string RowName(const MysqlSink::TablePlan& plan, const Bundle& b, size_t row,
+                    const std::string& bundle_id) {
+  if (plan.key_columns.empty()) {
+    return "bundle " + bundle_id + ", row " + std::to_string(row + 1);
+  }
+  std::string names, values;
+  for (const auto& [name, index] : plan.key_columns) {
+    names += (names.empty() ? "" : ", ") + name;
+    values += (values.empty() ? "" : ", ") + b.columns[index].Get(row).ToString();
+  }
+  return "key (" + names + ")=(" + values + "), bundle " + bundle_id;
+}
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
@@ -156,8 +172,7 @@ class LoadStream {
           break;
       }
       if (!s.ok()) {
-        error_ = s.WithContext("bundle " + (*bundles_)[bundle_]->id + ", row " +
-                               std::to_string(row_ + 1));
+        error_ = s.WithContext(RowName(*plan_, b, row_, (*bundles_)[bundle_]->id));
         return false;
       }
     }
@@ -395,7 +410,8 @@ Status ApplyPolicy(MysqlConnection* conn, const SinkOptions& o, const TableSchem
     t.checks.clear();
     DdlOptions ddl;
     ddl.target_schema = db;
-    ddl.mariadb_native_types = conn->is_mariadb() && conn->server_version() >= 101000;
+    ApplyTypeMapping(o.type_mapping, false, conn->is_mariadb() && conn->server_version() >= 101000,
+                     &ddl);
     ddl.warnings = warnings;
     auto sql = CreateTableSql(t, Dialect::kMysql, DialectOf(o.source_engine), ddl);
     if (!sql.ok()) return sql.status().WithContext(ctx);
@@ -503,6 +519,14 @@ Result<TargetTable> MysqlSink::PrepareTable(const TableSchema& src) {
     plan->writers.push_back(std::move(w).value());
     names.push_back(QuoteName(tc.name));
     if (tc.key) pk.push_back(tc.name);
+  }
+  for (const std::string& k : src.primary_key) {
+    const int i = src.FindColumn(k);
+    if (i < 0) {
+      plan->key_columns.clear();
+      break;
+    }
+    plan->key_columns.emplace_back(k, static_cast<size_t>(i));
   }
   if (!missing.empty()) {
     std::string list;
@@ -624,7 +648,7 @@ Status MysqlSink::WriteWithInsert(TablePlan* plan, const std::vector<const Bundl
         cell.clear();
         Status s = mysql::CellText(w, col, r, &cell);
         if (!s.ok()) {
-          return s.WithContext(ctx + ", bundle " + ref->id + ", row " + std::to_string(r + 1));
+          return s.WithContext(ctx + ", " + RowName(*plan, b, r, ref->id));
         }
         const std::string lit = conn_->Literal(cell);
         sql += w.expression.empty() ? lit : Replace(w.expression, "?", lit);
@@ -766,7 +790,8 @@ Status MysqlSink::FinishStream(const std::vector<TableSchema>& tables) {
         std::vector<std::string> warnings;
         DdlOptions ddl;
         ddl.target_schema = db;
-        ddl.mariadb_native_types = conn_->is_mariadb() && conn_->server_version() >= 101000;
+        ApplyTypeMapping(options_.type_mapping, false,
+                         conn_->is_mariadb() && conn_->server_version() >= 101000, &ddl);
         ddl.warnings = &warnings;
         const Dialect source = DialectOf(options_.source_engine);
         std::vector<std::string> statements;
@@ -1158,7 +1183,8 @@ Status MysqlSink::AddColumns(const TableSchema& new_schema, const std::vector<st
   std::vector<std::string> warnings;
   DdlOptions ddl;
   ddl.target_schema = db;
-  ddl.mariadb_native_types = conn_->is_mariadb() && conn_->server_version() >= 101000;
+  ApplyTypeMapping(options_.type_mapping, false,
+                   conn_->is_mariadb() && conn_->server_version() >= 101000, &ddl);
   ddl.warnings = &warnings;
   const Dialect source = DialectOf(options_.source_engine);
   std::string clauses;

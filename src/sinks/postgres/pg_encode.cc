@@ -183,9 +183,18 @@ Status EncodeScalar(Enc enc, L t, const char* fixed, std::string_view var, ZeroD
       AppendBE64(out, static_cast<uint64_t>(v));
       return Status::Ok();
     }
-    case Enc::kTime:
-      AppendBE64(out, static_cast<uint64_t>(Load<int64_t>(fixed)));
+    case Enc::kTime: {
+      const int64_t v = Load<int64_t>(fixed);
+      if (v < 0 || v > int64_t{86400} * 1000000) {
+        // MySQL TIME spans -838:59:59..838:59:59; PostgreSQL time only 00:00:00..24:00:00.
+        return Status::InvalidArgument(
+            "the time " + FormatTime(v) +
+            " is outside PostgreSQL's time range 00:00:00..24:00:00 (set "
+            "typeMapping.mysqlTimeAsInterval to create the column as interval)");
+      }
+      AppendBE64(out, static_cast<uint64_t>(v));
       return Status::Ok();
+    }
     case Enc::kTimeInterval:
       AppendBE64(out, static_cast<uint64_t>(Load<int64_t>(fixed)));
       AppendBE32(out, 0);  // days

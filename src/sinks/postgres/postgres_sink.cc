@@ -260,7 +260,7 @@ Status PostgresSink::SetPhase(const std::string& display, const char* phase) {
 DdlOptions PostgresSink::Ddl(const TableSchema& t, std::vector<std::string>* warnings) const {
   DdlOptions o;
   o.target_schema = TargetSchema(t);
-  o.postgis = postgis_;
+  ApplyTypeMapping(options_.type_mapping, postgis_, /*target_has_native_types=*/false, &o);
   o.if_not_exists = true;  // existence is decided under the lock; this only tolerates races
   o.warnings = warnings;
   return o;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/temporal.h"
+#include "sources/mysql/charset.h"
 #include "sources/mysql/mysql_text_decode.h"
 
 namespace dbs::mysql::binlog {
@@ -228,6 +229,14 @@ Status AppendStringLike(const Column& c, uint8_t type, std::string_view v, Colum
         return Status::Unsupported("column '" + c.name + "' (" + c.source_type +
                                    "): MariaDB inet4/inet6 values cannot be read from the binlog "
                                    "yet; exclude the table from CDC");
+      }
+      if (c.type == LogicalType::kText && !IsUtf8OrBinaryCharset(c.charset)) {
+        // Row images carry the column's own character set; the snapshot gets UTF-8 from the
+        // server. Convert exactly or fail (charset.h).
+        auto text = CharsetToUtf8(c.charset, v);
+        if (!text.ok()) return text.status().WithContext("column '" + c.name + "'");
+        out->AppendBytes(*text);
+        return Status::Ok();
       }
       out->AppendBytes(v);
       return Status::Ok();

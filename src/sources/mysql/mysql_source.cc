@@ -58,6 +58,25 @@ std::string SelectExpr(const Column& c, const std::string& qualifier) {
   return q;
 }
 
+// True for a text column whose character set the server may not convert to utf8mb4 exactly:
+// anything but the UTF-8 sets and binary. The server turns a byte sequence without a Unicode
+// mapping (cp1251 0x98, an unassigned gbk code, bytes above 0x7f in ascii) into '?'.
+bool NeedsConversionCheck(const Column& c) {
+  if (c.type != LogicalType::kText || c.charset.empty()) return false;
+  const std::string cs = Lower(c.charset);
+  if (cs == "utf8mb4" || cs == "utf8mb3" || cs == "utf8" || cs == "binary") return false;
+  return std::all_of(cs.begin(), cs.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
+  });
+}
+
+// 1 when column `q` (of character set `cs`) reads as utf8mb4 without loss: converting the
+// utf8mb4 text back gives the stored bytes. 0 when the server substituted '?'; NULL for NULL.
+std::string ConversionCheckExpr(const std::string& q, const std::string& cs) {
+  return "(CAST(CONVERT(CONVERT(" + q + " USING utf8mb4) USING " + cs + ") AS BINARY) = CAST(" + q +
+         " AS BINARY))";
+}
+
 // ---------------------------------------------------------------------------------------------
 // Snapshot and readers.
 
@@ -65,13 +84,18 @@ class MysqlSnapshot;
 
 class MysqlRowReader : public RowReader {
  public:
+  // `checked[k]` is the index (in `columns`) of the column whose conversion check is result
+  // field columns.size() + k; the primary key columns `key_names` follow the checks.
   MysqlRowReader(MysqlSnapshot* owner, MysqlConnection* conn, std::string what,
-                 std::vector<const Column*> columns, std::vector<mysql::CellDecoder> decoders)
+                 std::vector<const Column*> columns, std::vector<mysql::CellDecoder> decoders,
+                 std::vector<size_t> checked, std::vector<std::string> key_names)
       : owner_(owner),
         conn_(conn),
         what_(std::move(what)),
         columns_(std::move(columns)),
-        decoders_(std::move(decoders)) {
+        decoders_(std::move(decoders)),
+        checked_(std::move(checked)),
+        key_names_(std::move(key_names)) {
     for (const auto& d : decoders_) fixed_bytes_ += FixedWidth(d.type);
   }
   ~MysqlRowReader() override;
@@ -86,11 +110,16 @@ class MysqlRowReader : public RowReader {
   Result<bool> Next(Bundle* out, size_t max_rows, size_t max_bytes) override;
 
  private:
+  // The error for a value the server could not convert to utf8mb4 exactly.
+  Status LossyConversion(MYSQL_ROW row, const unsigned long* lengths, size_t column) const;
+
   MysqlSnapshot* owner_;
   MysqlConnection* conn_;
   std::string what_;
   std::vector<const Column*> columns_;
   std::vector<mysql::CellDecoder> decoders_;
+  std::vector<size_t> checked_;
+  std::vector<std::string> key_names_;
   size_t fixed_bytes_ = 0;
   mysql::ResultHandle result_;
   // A fetched row that did not fit the previous bundle (valid until the next fetch).
@@ -199,6 +228,10 @@ Result<bool> MysqlRowReader::Next(Bundle* out, size_t max_rows, size_t max_bytes
       pending_lengths_ = lengths;
       return true;
     }
+    for (size_t k = 0; k < checked_.size(); ++k) {
+      const char* ok = row[ncols + k];
+      if (ok != nullptr && ok[0] != '1') return LossyConversion(row, lengths, checked_[k]);
+    }
     for (size_t i = 0; i < ncols; ++i) {
       ColumnVector& col = out->columns[i];
       if (row[i] == nullptr) {
@@ -216,6 +249,26 @@ Result<bool> MysqlRowReader::Next(Bundle* out, size_t max_rows, size_t max_bytes
     bytes += row_bytes;
   }
   return true;
+}
+
+Status MysqlRowReader::LossyConversion(MYSQL_ROW row, const unsigned long* lengths,
+                                       size_t column) const {
+  const size_t key_at = columns_.size() + checked_.size();
+  std::string names, values;
+  for (size_t i = 0; i < key_names_.size(); ++i) {
+    names += (i == 0 ? "" : ", ") + key_names_[i];
+    values += (i == 0 ? "" : ", ") +
+              (row[key_at + i] ? std::string(row[key_at + i], lengths[key_at + i]) : "NULL");
+  }
+  const std::string key = key_names_.empty()
+                              ? "row " + std::to_string(rows_read_ + 1) + " (no primary key)"
+                              : "key (" + names + ")=(" + values + ")";
+  const Column& c = *columns_[column];
+  return Status::FailedPrecondition(
+      "column '" + c.name + "' (" + c.source_type + " CHARACTER SET " + c.charset + "), " + key +
+      ": the value holds bytes with no Unicode mapping in " + c.charset +
+      " (the server would read them as '?'); fix the data or declare the "
+      "column with the character set it really holds");
 }
 
 Result<std::unique_ptr<RowReader>> MysqlSnapshot::OpenReader(const ReadSpec& spec) {
@@ -248,6 +301,23 @@ Result<std::unique_ptr<RowReader>> MysqlSnapshot::OpenReader(const ReadSpec& spe
   for (size_t i = 0; i < cols.size(); ++i) {
     if (i > 0) sql += ", ";
     sql += SelectExpr(*cols[i], qualifier);
+  }
+  // Legacy character sets: a check per column that the utf8mb4 text is exact, and the primary
+  // key to name a row that is not (see NeedsConversionCheck).
+  std::vector<size_t> checked;
+  std::vector<std::string> key_names;
+  for (size_t i = 0; i < cols.size(); ++i) {
+    if (!NeedsConversionCheck(*cols[i])) continue;
+    checked.push_back(i);
+    sql +=
+        ", " + ConversionCheckExpr(qualifier + QuoteName(cols[i]->name), Lower(cols[i]->charset));
+  }
+  if (!checked.empty() && !is_query) {
+    for (const std::string& k : t.primary_key) {
+      if (t.FindColumn(k) < 0) continue;
+      key_names.push_back(k);
+      sql += ", " + QuoteName(k);
+    }
   }
   if (is_query) {
     sql += " FROM (" + spec.query + ") AS `_dbs_q`";
@@ -282,7 +352,8 @@ Result<std::unique_ptr<RowReader>> MysqlSnapshot::OpenReader(const ReadSpec& spe
 
   DBS_ASSIGN_OR_RETURN(MysqlConnection * conn, Acquire());
   auto reader =
-      std::make_unique<MysqlRowReader>(this, conn, what, std::move(cols), std::move(decoders));
+      std::make_unique<MysqlRowReader>(this, conn, what, std::move(cols), std::move(decoders),
+                                       std::move(checked), std::move(key_names));
   DBS_RETURN_IF_ERROR(reader->Start(sql));
   return std::unique_ptr<RowReader>(std::move(reader));
 }

@@ -814,7 +814,6 @@ Status PgChangeStream::BuildDecoders(RelState* rel, const TableSchema& schema) {
     if (base) {
       d.text.bpchar = base->name == "bpchar";
       d.text.money = base->name == "money";
-      d.text.inet = base->name == "inet";
     }
     if (!TextDecodable(c.type, c.element_type) && !d.binary) {
       return Status::Unsupported("column " + c.name + " of " + schema.QualifiedName() + " (" +

@@ -245,11 +245,6 @@ Status ParseScalar(LogicalType type, const TextPlan& plan, std::string_view s, V
       if (bpchar) {
         while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
       }
-      if (plan.inet && s.find('/') == std::string_view::npos) {
-        *v = Value::Bytes(
-            type, std::string(s) + (s.find(':') == std::string_view::npos ? "/32" : "/128"));
-        return Status::Ok();
-      }
       *v = Value::Bytes(type, std::string(s));
       return Status::Ok();
     case L::kJson:

@@ -23,9 +23,6 @@ struct TextPlan {
   LogicalType element_type = LogicalType::kNone;  // arrays
   bool bpchar = false;  // char(n) (or an array of it): pad spaces are dropped
   bool money = false;   // money (or an array of it): "$1,234.56" -> decimal 1234.56
-  // inet (or an array of it): the snapshot reads inet::text, which always shows the netmask
-  // ("10.0.0.1/32"); inet's output omits it for hosts, so it is added.
-  bool inet = false;
 };
 
 // Appends one non-NULL value to `col` (whose type is plan.type). On error nothing was appended.

@@ -96,7 +96,9 @@ Status PlanColumn(const Column& c, const TypeCache& types, uint32_t oid, const s
       plan->element_wire = nat->wire;
     } else if (IsTextual(c.element_type)) {
       plan->element_wire = Wire::kRaw;
-      *expr = ref + "::text[]";
+      // inet's cast to text adds /32 or /128 to host addresses; the array's output form uses
+      // each element's output function, which does not (and keeps bounds and dimensions).
+      *expr = elem->name == "inet" ? ref + "::text::text[]" : ref + "::text[]";
     } else if (c.element_type == LogicalType::kDecimal) {
       plan->element_wire = Wire::kNumeric;
       *expr = ref + "::numeric[]";
@@ -110,7 +112,9 @@ Status PlanColumn(const Column& c, const TypeCache& types, uint32_t oid, const s
     plan->wire = nat->wire;
   } else if (IsTextual(c.type)) {
     plan->wire = Wire::kRaw;
-    *expr = ref + "::text";
+    // abbrev(inet) is inet's output form ("10.0.0.1", "10.0.0.0/8"); inet::text would add
+    // /32 or /128 to every host address.
+    *expr = base->name == "inet" ? "abbrev(" + ref + ")" : ref + "::text";
   } else if (c.type == LogicalType::kDecimal) {
     plan->wire = Wire::kNumeric;
     *expr = ref + "::numeric";
