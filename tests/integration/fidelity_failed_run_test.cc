@@ -390,5 +390,44 @@ TEST_F(FailedRunTest, RunKilledMidLoadAndStartedAgainIsExact) {
   EXPECT_EQ(Leftovers("fid_restart_dst"), "_dbstreams");
 }
 
+// Issue 11 section 6: a row the target rejects is named by its source table, column and
+// primary key, not by the sink's staging table and a COPY line number. Table t has an inet
+// column (written through a staging table) and a varchar(5) that row 777 overflows; table u
+// goes straight into a shadow copy with a varchar(5) too short for row 4242.
+TEST_F(FailedRunTest, RejectedRowErrorNamesSourceTableColumnAndKey) {
+  const std::string src = NewPostgres("fid_err_src");
+  ASSERT_TRUE(pg_->Exec("CREATE TABLE t (id int PRIMARY KEY, v text, ip text); "
+                        "INSERT INTO t SELECT g, 'v' || (g % 100), '10.0.0.' || (g % 250) "
+                        "  FROM generate_series(1, 2000) g; "
+                        "UPDATE t SET v = 'too long' WHERE id = 777",
+                        "fid_err_src")
+                  .ok());
+  const std::string dst = NewPostgres("fid_err_dst");
+  ASSERT_TRUE(
+      pg_->Exec("CREATE TABLE t (id int PRIMARY KEY, v varchar(5), ip inet)", "fid_err_dst").ok());
+  json j = {{"name", "fid-err"}, {"source", src}, {"target", dst}, {"tables", {"t"}}};
+  auto r = Run(Config(j), 1);
+  ASSERT_FALSE(r.ok());
+  std::string msg = r.status().ToString();
+  EXPECT_NE(msg.find("source table public.t, column v, key (id)=(777)"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("_dbs_stage"), std::string::npos) << msg;
+
+  ASSERT_TRUE(pg_->Exec("CREATE TABLE u (id int PRIMARY KEY, v text); "
+                        "INSERT INTO u SELECT g, 'v' FROM generate_series(1, 5000) g; "
+                        "UPDATE u SET v = 'too long' WHERE id = 4242",
+                        "fid_err_src")
+                  .ok());
+  ASSERT_TRUE(pg_->Exec("CREATE TABLE u (id int PRIMARY KEY, v varchar(5))", "fid_err_dst").ok());
+  j["name"] = "fid-err-u";
+  j["tables"] = {"u"};
+  // truncate_and_load: the rows go into a shadow copy with the target's own columns.
+  j["writeMode"] = "truncate_and_load";
+  r = Run(Config(j), 1);
+  ASSERT_FALSE(r.ok());
+  msg = r.status().ToString();
+  EXPECT_NE(msg.find("source table public.u, column v, key (id)=(4242)"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("_dbs_shadow"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace dbs

@@ -229,7 +229,14 @@ class PostgresSink : public Sink {
   Status Validate(const TableSchema& t, const std::string& quoted);
   Status CheckUpsertKey(const TableSchema& t, const std::string& quoted);
 
+  // Writes the bundles' rows; a failure names the target table and, when the server says
+  // which COPY line failed, the source table, column and primary key of that row (RowError).
   Status WriteTable(TargetInfo* target, const std::vector<const BundleRef*>& bundles);
+  Status WriteRows(TargetInfo* target, const std::vector<const BundleRef*>& bundles);
+  // `s` with the sink's internal names (staging tables, the shadow schema) replaced by the
+  // target table, and the COPY line it names as the source row.
+  Status RowError(const Status& s, const TargetInfo& target,
+                  const std::vector<const BundleRef*>& bundles) const;
   Status CopyRows(const TargetInfo& target, const std::string& copy_sql,
                   const std::vector<const BundleRef*>& bundles, bool with_ord);
   // Bundles of COPY tuples (Bundle::pg_copy) that TakesCopyTuples accepted, sent as they are.
@@ -839,6 +846,70 @@ Status PostgresSink::CopyTuples(const TargetInfo& target, const std::string& cop
 }
 
 Status PostgresSink::WriteTable(TargetInfo* target, const std::vector<const BundleRef*>& bundles) {
+  return RowError(WriteRows(target, bundles), *target, bundles);
+}
+
+Status PostgresSink::RowError(const Status& s, const TargetInfo& target,
+                              const std::vector<const BundleRef*>& bundles) const {
+  if (s.ok() || s.retryable()) return s;
+  std::string msg = s.message();
+  auto replace_all = [&msg](const std::string& from, const std::string& to) {
+    if (from.empty()) return;
+    for (size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + to.size())) {
+      msg.replace(at, from.size(), to);
+    }
+  };
+  // "COPY <table>, line <n>[, column <c>]: ..." in the server's context: row n of this COPY.
+  std::optional<size_t> line;
+  std::string column;
+  const size_t copy = msg.find("CONTEXT: COPY ");
+  if (copy != std::string::npos) {
+    const size_t l = msg.find(", line ", copy);
+    if (l != std::string::npos) {
+      size_t n = 0, i = l + 7;
+      while (i < msg.size() && msg[i] >= '0' && msg[i] <= '9') n = n * 10 + (msg[i++] - '0');
+      if (i > l + 7 && n > 0) line = n;
+      if (msg.compare(i, 9, ", column ") == 0) {
+        // Up to the value (": ..."), the next field or the SQLSTATE.
+        size_t end = msg.size();
+        for (const char* stop : {":", ";", " (SQLSTATE"})
+          end = std::min(end, msg.find(stop, i + 9));
+        column = msg.substr(i + 9, end - i - 9);
+      }
+    }
+  }
+  const std::string schema = target.display.substr(0, target.display.size() - target.name.size());
+  if (target.quoted != pg::QualifiedName(schema.substr(0, schema.size() - 1), target.name)) {
+    replace_all(target.schema + ".", schema);  // the shadow copy's schema
+  }
+  if (!target.stage_name.empty()) {
+    replace_all(target.stage_name.substr(1, target.stage_name.size() - 2), target.display);
+  }
+  if (line && !bundles.empty()) {
+    size_t row = *line - 1;
+    for (const BundleRef* ref : bundles) {
+      const Bundle& b = *ref->bundle;
+      if (row >= b.rows()) {
+        row -= b.rows();
+        continue;
+      }
+      std::string where = "source table " + ref->table->QualifiedName();
+      if (!column.empty() && column != kOrdColumn) where += ", column " + column;
+      if (b.is_pg_copy()) {
+        auto d = pg::DecodeCopyRows(b.pg_copy, ref->table->columns);
+        where += ", " + (d.ok() ? RowName(target, *d, row, ref->id)
+                                : "bundle " + ref->id + ", row " + std::to_string(row + 1));
+      } else {
+        where += ", " + RowName(target, b, row, ref->id);
+      }
+      msg += "; at " + where;
+      break;
+    }
+  }
+  return Status(s.code(), Retry::kFail, std::move(msg));
+}
+
+Status PostgresSink::WriteRows(TargetInfo* target, const std::vector<const BundleRef*>& bundles) {
   // COPY tuples go in as they are when the table takes them; otherwise they are decoded into
   // columns and written like any other bundle.
   bool any_tuples = false, as_tuples = true;
@@ -887,7 +958,7 @@ Status PostgresSink::WriteTable(TargetInfo* target, const std::vector<const Bund
     }
     std::vector<const BundleRef*> ptrs;
     for (const BundleRef& r : refs) ptrs.push_back(&r);
-    return WriteTable(target, ptrs);
+    return WriteRows(target, ptrs);
   }
   for (const BundleRef* ref : bundles) {
     const TableSchema& t = *ref->table;
