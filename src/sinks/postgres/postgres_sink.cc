@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 #include <thread>
@@ -183,8 +184,21 @@ class PostgresSink : public Sink {
   Status DropStaleRuns();
   // The schema holding this run's shadow copies of tables in target schema `schema`.
   std::string ShadowSchema(const std::string& schema) const;
-  // Swaps every shadow of the run in, in one transaction, once (FinishStream's last step).
+  // Swaps every shadow of the run in, in one transaction, once (FinishStream's last step):
+  // MoveNewTablesIn, RefillTables, AddRefilledForeignKeys, then the shadow schemas go.
   Status SwapIn(const std::vector<TableSchema>& tables);
+  // Inside the swap: drops the old tables of drop_and_recreate (AlreadyExists for a table that
+  // appeared under another policy), then moves the 'new' copies into their target schemas.
+  Status MoveNewTablesIn(const std::vector<const TableSchema*>& fresh);
+  // Inside the swap: empties the 'copy' tables together and fills them from their copies,
+  // referenced tables first, then their sequences, indexes and checks.
+  Status RefillTables(const std::vector<const TableSchema*>& copies,
+                      std::vector<std::string>* warnings);
+  // Inside the swap: the foreign keys from or to refilled tables (pass 2 left them).
+  Status AddRefilledForeignKeys(const std::vector<TableSchema>& tables,
+                                const std::vector<const TableSchema*>& copies,
+                                const std::map<std::string, StateRow>& state,
+                                std::vector<std::string>* warnings);
   // Drops _dbstreams when it holds nothing but this run's rows (a failed run into a target
   // that had no bookkeeping before).
   Status DropBookkeepingIfOnlyOurs();
@@ -1240,6 +1254,127 @@ Status PostgresSink::FinishStream(const std::vector<TableSchema>& tables) {
   return SwapIn(tables);
 }
 
+// The refilled tables in an order that fills referenced tables first (a cycle: as given).
+std::vector<const TableSchema*> ReferencedFirst(
+    const std::vector<const TableSchema*>& tables,
+    const std::function<std::string(const TableSchema&, const ForeignKey*)>& name) {
+  std::vector<const TableSchema*> order;
+  std::set<std::string> placed;
+  while (order.size() < tables.size()) {
+    const size_t before = order.size();
+    for (const TableSchema* t : tables) {
+      const std::string display = name(*t, nullptr);
+      if (placed.count(display)) continue;
+      bool ready = true;
+      for (const ForeignKey& fk : t->foreign_keys) {
+        const std::string ref = name(*t, &fk);
+        if (ref == display || placed.count(ref)) continue;
+        for (const TableSchema* u : tables) {
+          if (name(*u, nullptr) == ref) ready = false;
+        }
+      }
+      if (ready) {
+        order.push_back(t);
+        placed.insert(display);
+      }
+    }
+    if (order.size() == before) {
+      for (const TableSchema* t : tables) {
+        if (placed.insert(name(*t, nullptr)).second) order.push_back(t);
+      }
+    }
+  }
+  return order;
+}
+
+Status PostgresSink::MoveNewTablesIn(const std::vector<const TableSchema*>& fresh) {
+  // The old table goes (drop_and_recreate; dependent views and foreign keys with it, as DROP
+  // TABLE ... CASCADE did before shadows), the shadow copy takes its place with its indexes,
+  // constraints and owned sequences.
+  for (const TableSchema* t : fresh) {
+    const std::string schema = TargetSchema(*t);
+    const std::string display = schema + "." + t->name;
+    const std::string quoted = pg::QualifiedName(schema, t->name);
+    DBS_ASSIGN_OR_RETURN(ResultPtr res, pg::ExecParams(conn(), "SELECT to_regclass($1) IS NOT NULL",
+                                                       {quoted}, "looking up " + display));
+    if (!pg::Bool(res.get(), 0, 0)) continue;
+    if (options_.schema_policy != SchemaPolicy::kDropAndRecreate) {
+      return Status::AlreadyExists("target table " + display +
+                                   " was created by someone else during the run");
+    }
+    DBS_RETURN_IF_ERROR(
+        pg::Command(conn(), "DROP TABLE " + quoted + " CASCADE", "dropping " + display));
+  }
+  // All old tables are gone before any copy moves in: their index names are free.
+  for (const TableSchema* t : fresh) {
+    const std::string schema = TargetSchema(*t);
+    DBS_RETURN_IF_ERROR(pg::Command(conn(),
+                                    "ALTER TABLE " +
+                                        pg::QualifiedName(ShadowSchema(schema), t->name) +
+                                        " SET SCHEMA " + pg::QuoteIdent(schema),
+                                    "swapping in " + schema + "." + t->name));
+  }
+  return Status::Ok();
+}
+
+Status PostgresSink::RefillTables(const std::vector<const TableSchema*>& copies,
+                                  std::vector<std::string>* warnings) {
+  if (copies.empty()) return Status::Ok();
+  // Emptied together: foreign keys between them allow no other order.
+  std::vector<std::string> names;
+  for (const TableSchema* t : copies) names.push_back(pg::QualifiedName(TargetSchema(*t), t->name));
+  DBS_RETURN_IF_ERROR(
+      pg::Command(conn(), "TRUNCATE " + Join(names, ", "), "emptying the refilled tables"));
+  auto name = [this](const TableSchema& t, const ForeignKey* fk) {
+    return fk ? RefDisplay(t, *fk) : TargetSchema(t) + "." + t.name;
+  };
+  for (const TableSchema* t : ReferencedFirst(copies, name)) {
+    const std::string display = name(*t, nullptr);
+    DBS_ASSIGN_OR_RETURN(TargetInfo * shadow, Target(*t, /*load=*/true));
+    std::vector<std::string> cols;
+    for (const TargetColumn& tc : shadow->columns) cols.push_back(pg::QuoteIdent(tc.name));
+    DBS_RETURN_IF_ERROR(pg::Command(
+        conn(),
+        "INSERT INTO " + pg::QualifiedName(TargetSchema(*t), t->name) + " (" + Join(cols, ", ") +
+            ") OVERRIDING SYSTEM VALUE SELECT " + Join(cols, ", ") + " FROM " + shadow->quoted,
+        "copying the new rows into " + display));
+    DBS_ASSIGN_OR_RETURN(std::vector<std::string> stmts,
+                         StructureSql(*t, "", /*add_key=*/false, warnings));
+    for (const std::string& sql : stmts) {
+      DBS_RETURN_IF_ERROR(pg::Command(conn(), sql, "finishing " + display));
+    }
+  }
+  return Status::Ok();
+}
+
+Status PostgresSink::AddRefilledForeignKeys(const std::vector<TableSchema>& tables,
+                                            const std::vector<const TableSchema*>& copies,
+                                            const std::map<std::string, StateRow>& state,
+                                            std::vector<std::string>* warnings) {
+  if (!options_.structure.foreign_keys || copies.empty()) return Status::Ok();
+  for (const TableSchema& t : tables) {
+    const std::string display = TargetSchema(t) + "." + t.name;
+    const bool t_copy = std::find(copies.begin(), copies.end(), &t) != copies.end();
+    for (const ForeignKey& fk : t.foreign_keys) {
+      const std::string ref = RefDisplay(t, fk);
+      auto rs = state.find(ref);
+      const bool ref_copy = rs != state.end() && rs->second.swap == kSwapCopy;
+      if (!t_copy && !ref_copy) continue;  // added in FinishStream's pass 2
+      const std::string ref_schema = ref.substr(0, ref.size() - fk.ref_table.size() - 1);
+      DBS_ASSIGN_OR_RETURN(std::string sql,
+                           ForeignKeySql(t, fk, TargetSchema(t), ref_schema, warnings));
+      if (sql.empty()) continue;
+      DBS_ASSIGN_OR_RETURN(
+          bool add,
+          ShouldAddForeignKey(pg::QualifiedName(TargetSchema(t), t.name), fk,
+                              pg::QualifiedName(ref_schema, fk.ref_table), display, ref, warnings));
+      if (!add) continue;
+      DBS_RETURN_IF_ERROR(pg::Command(conn(), sql, "adding foreign key " + fk.name));
+    }
+  }
+  return Status::Ok();
+}
+
 Status PostgresSink::SwapIn(const std::vector<TableSchema>& tables) {
   std::vector<std::string> warnings;
   Status s = Locked("", [&]() -> Status {
@@ -1265,110 +1400,9 @@ Status PostgresSink::SwapIn(const std::vector<TableSchema>& tables) {
       placement_[Key(t)] = Placement{it->second.shadow, it->second.swap == kSwapCopy};
       (it->second.swap == kSwapCopy ? copies : fresh).push_back(&t);
     }
-    // New tables: the old table goes (drop_and_recreate; dependent views and foreign keys
-    // with it, as DROP TABLE ... CASCADE did before shadows), the shadow copy takes its place
-    // with its indexes, constraints and owned sequences.
-    for (const TableSchema* t : fresh) {
-      const std::string schema = TargetSchema(*t);
-      const std::string display = schema + "." + t->name;
-      const std::string quoted = pg::QualifiedName(schema, t->name);
-      DBS_ASSIGN_OR_RETURN(ResultPtr res,
-                           pg::ExecParams(conn(), "SELECT to_regclass($1) IS NOT NULL", {quoted},
-                                          "looking up " + display));
-      if (pg::Bool(res.get(), 0, 0)) {
-        if (options_.schema_policy != SchemaPolicy::kDropAndRecreate) {
-          return Status::AlreadyExists("target table " + display +
-                                       " was created by someone else during the run");
-        }
-        DBS_RETURN_IF_ERROR(
-            pg::Command(conn(), "DROP TABLE " + quoted + " CASCADE", "dropping " + display));
-      }
-    }
-    // All old tables are gone before any copy moves in: their index names are free.
-    for (const TableSchema* t : fresh) {
-      const std::string schema = TargetSchema(*t);
-      const std::string display = schema + "." + t->name;
-      DBS_RETURN_IF_ERROR(pg::Command(conn(),
-                                      "ALTER TABLE " +
-                                          pg::QualifiedName(ShadowSchema(schema), t->name) +
-                                          " SET SCHEMA " + pg::QuoteIdent(schema),
-                                      "swapping in " + display));
-    }
-    // Refilled tables: emptied together (foreign keys between them allow no other order),
-    // filled referenced tables first.
-    if (!copies.empty()) {
-      std::vector<std::string> names;
-      for (const TableSchema* t : copies) {
-        names.push_back(pg::QualifiedName(TargetSchema(*t), t->name));
-      }
-      DBS_RETURN_IF_ERROR(
-          pg::Command(conn(), "TRUNCATE " + Join(names, ", "), "emptying the refilled tables"));
-    }
-    std::vector<const TableSchema*> order;
-    std::set<std::string> placed;
-    while (order.size() < copies.size()) {
-      const size_t before = order.size();
-      for (const TableSchema* t : copies) {
-        const std::string display = TargetSchema(*t) + "." + t->name;
-        if (placed.count(display)) continue;
-        bool ready = true;
-        for (const ForeignKey& fk : t->foreign_keys) {
-          const std::string ref = RefDisplay(*t, fk);
-          if (ref == display || placed.count(ref)) continue;
-          for (const TableSchema* u : copies) {
-            if (TargetSchema(*u) + "." + u->name == ref) ready = false;
-          }
-        }
-        if (ready) {
-          order.push_back(t);
-          placed.insert(display);
-        }
-      }
-      if (order.size() == before) {  // a cycle: the rest in the given order
-        for (const TableSchema* t : copies) {
-          if (placed.insert(TargetSchema(*t) + "." + t->name).second) order.push_back(t);
-        }
-      }
-    }
-    for (const TableSchema* t : order) {
-      const std::string display = TargetSchema(*t) + "." + t->name;
-      DBS_ASSIGN_OR_RETURN(TargetInfo * shadow, Target(*t, /*load=*/true));
-      std::vector<std::string> cols;
-      for (const TargetColumn& tc : shadow->columns) cols.push_back(pg::QuoteIdent(tc.name));
-      DBS_RETURN_IF_ERROR(pg::Command(
-          conn(),
-          "INSERT INTO " + pg::QualifiedName(TargetSchema(*t), t->name) + " (" + Join(cols, ", ") +
-              ") OVERRIDING SYSTEM VALUE SELECT " + Join(cols, ", ") + " FROM " + shadow->quoted,
-          "copying the new rows into " + display));
-      DBS_ASSIGN_OR_RETURN(std::vector<std::string> stmts,
-                           StructureSql(*t, "", /*add_key=*/false, &warnings));
-      for (const std::string& sql : stmts) {
-        DBS_RETURN_IF_ERROR(pg::Command(conn(), sql, "finishing " + display));
-      }
-    }
-    // Foreign keys from or to refilled tables (pass 2 left them), now that every table is in.
-    if (options_.structure.foreign_keys && !copies.empty()) {
-      for (const TableSchema& t : tables) {
-        const std::string display = TargetSchema(t) + "." + t.name;
-        const bool t_copy = std::find(copies.begin(), copies.end(), &t) != copies.end();
-        for (const ForeignKey& fk : t.foreign_keys) {
-          const std::string ref = RefDisplay(t, fk);
-          auto rs = state.find(ref);
-          const bool ref_copy = rs != state.end() && rs->second.swap == kSwapCopy;
-          if (!t_copy && !ref_copy) continue;
-          const std::string ref_schema = ref.substr(0, ref.size() - fk.ref_table.size() - 1);
-          DBS_ASSIGN_OR_RETURN(std::string sql,
-                               ForeignKeySql(t, fk, TargetSchema(t), ref_schema, &warnings));
-          if (sql.empty()) continue;
-          DBS_ASSIGN_OR_RETURN(
-              bool add, ShouldAddForeignKey(pg::QualifiedName(TargetSchema(t), t.name), fk,
-                                            pg::QualifiedName(ref_schema, fk.ref_table), display,
-                                            ref, &warnings));
-          if (!add) continue;
-          DBS_RETURN_IF_ERROR(pg::Command(conn(), sql, "adding foreign key " + fk.name));
-        }
-      }
-    }
+    DBS_RETURN_IF_ERROR(MoveNewTablesIn(fresh));
+    DBS_RETURN_IF_ERROR(RefillTables(copies, &warnings));
+    DBS_RETURN_IF_ERROR(AddRefilledForeignKeys(tables, copies, state, &warnings));
     for (const std::string& schema : shadows) {
       DBS_RETURN_IF_ERROR(
           pg::Command(conn(), "DROP SCHEMA IF EXISTS " + pg::QuoteIdent(schema) + " CASCADE",
