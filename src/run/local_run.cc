@@ -243,7 +243,12 @@ Result<RunSummary> RunLocal(const StreamConfig& stream_config, const LocalRunOpt
                       bus::FileTail(embedded->log_file(), 1500));
   };
   if (!setup.ok()) return with_bus_log(setup);
-  if (!reader_result.ok()) return with_bus_log(reader_result.status());
+  if (!reader_result.ok()) {
+    // The writers were stopped: leave the target as it was before the run.
+    Status s = reader_result.status();
+    if (!writers.empty()) s = writers.front()->Abandon(s);
+    return with_bus_log(s);
+  }
   for (const Status& s : writer_status) {
     if (!s.ok()) return with_bus_log(s);
   }

@@ -10,6 +10,17 @@
 //  - PrepareTable() applies the schema policy for one table exactly once across writers (a lock
 //    in the target serializes concurrent callers; the outcome is recorded in the target), and
 //    FinishStream() creates secondary indexes, foreign keys and checks after the data, once.
+//  - A failed run never damages the target (with SinkOptions::shadow_tables, in sinks that
+//    implement them; see the write mode table in docs/delivery.md): a table the run creates or
+//    replaces (schema policies fail_if_exists, create_missing for a missing table,
+//    drop_and_recreate; write mode truncate_and_load) is loaded into a shadow copy, and
+//    FinishStream swaps every shadow in at the end, in one target transaction, by exactly one
+//    writer. Until then the target tables are untouched. Appends and upserts into a table that
+//    stays in place are committed batch by batch (each batch atomic, exactly once), so a failed run
+//    leaves the committed batches.
+//  - AbandonStream() is called once a run failed (by every writer that learns it; idempotent):
+//    it drops the run's shadow tables (unless kept) and the bookkeeping a failed run created
+//    in a target that had none, and marks the run failed so no writer prepares a table again.
 #pragma once
 
 #include <map>
@@ -54,6 +65,9 @@ struct SinkOptions {
   // Callers that set this must call FinishStream before anything needs the key (CDC apply,
   // upserts); the writers do.
   bool defer_primary_key = false;
+  // Load into shadow copies and swap them in at the end of FinishStream (the writers set it;
+  // see the contract above). Off: tables are created, dropped and truncated in place, at once.
+  bool shadow_tables = false;
   // CDC checkpoints are scoped by the stream name alone (not the run): a restarted CDC stream
   // resumes where the previous run stopped. Empty: derived from `stream` up to its last '.'.
   std::string cdc_stream;
@@ -95,6 +109,10 @@ class Sink {
   // Removes this run's applied-bundle records once every bundle is committed and acknowledged.
   // The per-table state rows stay (a late writer must see the run as finished).
   virtual Status ForgetStream() = 0;
+  // The run failed: see the contract above. keep_partial keeps the shadow tables for inspection
+  // (until the next run of the stream) and returns their names ("schema.table"); otherwise they
+  // are dropped and an empty list is returned. A run already swapped in is left alone.
+  virtual Result<std::vector<std::string>> AbandonStream(bool keep_partial) = 0;
 
   // --- Change data capture ---
   // The checkpoint of `partition` for SinkOptions::cdc_stream, read from the target.

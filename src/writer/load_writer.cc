@@ -95,6 +95,46 @@ Result<bool> LoadWriter::CheckFinished(Sink* sink) {
   return true;
 }
 
+Status LoadWriter::Abandoned(const Status& cause) {
+  if (!sink_) return cause;
+  auto kept = sink_->AbandonStream(config_.keep_partial);
+  if (!kept.ok()) {
+    Log(LogLevel::kError, "writer", "cleaning up after the failed run failed",
+        {F("error", kept.status().ToString())});
+    return Status(
+        cause.code(), Retry::kFail,
+        cause.message() + "; cleaning up the target failed too: " + kept.status().ToString());
+  }
+  if (kept->empty()) return cause;
+  std::string names;
+  for (const std::string& n : *kept) names += (names.empty() ? "" : ", ") + n;
+  return Status(cause.code(), Retry::kFail,
+                cause.message() + "; the partial data is kept (keepPartial) in " + names);
+}
+
+Status LoadWriter::Abandon(const Status& cause) {
+  (void)PublishStatus("failed", cause.ToString());
+  return Abandoned(cause);
+}
+
+Status LoadWriter::FailRun(const Status& own) {
+  (void)PublishStatus("failed", own.ToString());
+  // The first failure is the cause; a later one in another writer is often its consequence
+  // (its shadow table was dropped by the first writer's clean-up): report the first.
+  Status cause = own;
+  auto stored =
+      nats_->GetLastMessage(bus::JetStreamName(config_.name), bus::SubjectStatus(config_.name));
+  if (stored.ok()) {
+    json st = json::parse(*stored, nullptr, /*allow_exceptions=*/false);
+    if (st.is_object() && st.value("state", "") == "failed" &&
+        st.value("writer", "") != options_.writer_id) {
+      cause = Status::Aborted("the stream failed: " + st.value("error", "unknown error"))
+                  .WithRetry(Retry::kFail);
+    }
+  }
+  return Abandoned(cause);
+}
+
 Status LoadWriter::Run() {
   const std::string js = bus::JetStreamName(config_.name);
   DBS_ASSIGN_OR_RETURN(cipher_, security::StreamCipher(config_.bus_encryption, config_.bus_key));
@@ -128,8 +168,10 @@ Status LoadWriter::Run() {
   so.zero_date = config_.zero_date;
   so.type_mapping = config_.type_mapping;
   so.defer_primary_key = true;  // CheckFinished runs FinishStream before any change is applied
+  so.shadow_tables = true;      // a failed run leaves the target as it was
   so.cdc_stream = so.stream;    // a CDC run's checkpoints live as long as its JetStream stream
-  DBS_ASSIGN_OR_RETURN(auto sink, Sink::Open(config_.target, so));
+  DBS_ASSIGN_OR_RETURN(sink_, Sink::Open(config_.target, so));
+  Sink* sink = sink_.get();
 
   bus::ConsumerSpec cs;
   cs.stream = js;
@@ -150,14 +192,15 @@ Status LoadWriter::Run() {
     }
     DBS_ASSIGN_OR_RETURN(auto msgs, consumer->Fetch(fetch_batch, options_.fetch_wait));
     if (msgs.empty()) {
-      auto finished = CheckFinished(sink.get());
+      auto finished = CheckFinished(sink);
       if (!finished.ok()) {
         if (finished.status().retryable()) continue;
-        return finished.status();
+        // Failed here (finishing, e.g. a duplicate key) or elsewhere: no writer goes on.
+        return FailRun(finished.status());
       }
       if (*finished) {
         if (config_.mode == StreamMode::kLoad) return Status::Ok();
-        return RunCdc(sink.get());
+        return RunCdc(sink);
       }
       continue;
     }
@@ -172,7 +215,7 @@ Status LoadWriter::Run() {
     Status batch_status;
     for (const auto& m : msgs) {
       int index = std::atoi(m->header(bus::kHeaderTable).c_str());
-      auto table = Table(sink.get(), index);
+      auto table = Table(sink, index);
       if (!table.ok()) {
         batch_status = table.status();
         break;
@@ -213,8 +256,7 @@ Status LoadWriter::Run() {
         backoff_ms = std::min(backoff_ms * 2, 5000);
         continue;
       }
-      (void)PublishStatus("failed", batch_status.ToString());
-      return batch_status;
+      return FailRun(batch_status);
     }
     backoff_ms = 100;
     for (const auto& m : msgs) {

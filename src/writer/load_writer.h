@@ -13,6 +13,9 @@
 //    target's checkpoint makes redeliveries and concurrent writers harmless), acknowledges them
 //    after commit and reports the committed position on dbs.feedback.<stream>. Run() returns
 //    once the reader's end-of-changes marker is applied, or on Stop().
+//  - A failed run (a non-retryable error here, or a "failed" status from elsewhere) is
+//    abandoned in the target (Sink::AbandonStream with the stream's keepPartial): the target
+//    keeps its data from before the run; the error names shadow tables kept for inspection.
 //  - Stop() may be called from another thread.
 #pragma once
 
@@ -53,6 +56,10 @@ class LoadWriter {
   // Load phase: stop fetching bundles until Resume() (nothing is lost: they wait in JetStream).
   void Pause() { paused_.store(true); }
   void Resume() { paused_.store(false); }
+  // After Run() returned: the run failed outside the writers (the reader): publishes the failed
+  // status (every writer of the stream stops) and abandons the run in the target as above.
+  // Returns `cause`, extended by what was kept or what cleaning up failed with.
+  Status Abandon(const Status& cause);
 
  private:
   struct TableState {
@@ -67,6 +74,11 @@ class LoadWriter {
                        const std::string& id = "status");
   // The change-stream phase (modes cdc, load+cdc), after the load phase: writer/cdc_apply.cc.
   Status RunCdc(Sink* sink);
+  // Abandons the failed run in the target (see the contract); returns `cause`, extended.
+  Status Abandoned(const Status& cause);
+  // A non-retryable error here: publishes the failed status, abandons the run and returns the
+  // run's first failure (`own`, or the one another writer published before).
+  Status FailRun(const Status& own);
 
   const StreamConfig& config_;
   bus::NatsConnection* nats_;
@@ -74,6 +86,7 @@ class LoadWriter {
   std::atomic<bool> stop_{false};
   std::atomic<bool> paused_{false};
   std::map<int, TableState> tables_;
+  std::unique_ptr<Sink> sink_;  // opened by Run(), kept for Abandon()
   nlohmann::json plan_;
   std::optional<security::DataCipher> cipher_;  // set by Run() when busEncryption is on
 };

@@ -853,6 +853,11 @@ Status MysqlSink::ForgetStream() {
   return Status::Ok();
 }
 
+Result<std::vector<std::string>> MysqlSink::AbandonStream(bool keep_partial) {
+  (void)keep_partial;
+  return std::vector<std::string>();
+}
+
 // --- CDC -------------------------------------------------------------------------------------
 
 namespace {

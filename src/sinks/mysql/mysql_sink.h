@@ -86,6 +86,8 @@ class MysqlSink : public Sink {
   Result<size_t> Apply(const std::vector<BundleRef>& bundles) override;
   Status FinishStream(const std::vector<TableSchema>& tables) override;
   Status ForgetStream() override;
+  // Not built for MySQL targets yet: tables are written in place (see docs/delivery.md).
+  Result<std::vector<std::string>> AbandonStream(bool keep_partial) override;
   Result<CdcCheckpoint> ReadCdcCheckpoint(int partition) override;
   Result<size_t> ApplyChanges(const ChangeBatch& batch) override;
   Status AddColumns(const TableSchema& new_schema, const std::vector<std::string>& added) override;

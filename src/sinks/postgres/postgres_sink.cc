@@ -1,8 +1,13 @@
 #include "sinks/postgres/postgres_sink.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "core/logging.h"
@@ -32,6 +37,16 @@ constexpr const char* kPhasePrepared = "prepared";
 constexpr const char* kPhasePreparedNoKey = "prepared-nokey";
 constexpr const char* kPhaseIndexed = "indexed";
 constexpr const char* kPhaseFinished = "finished";
+// The run's own state row (tbl = ''): every shadow was swapped in, or the run was abandoned.
+constexpr const char* kRunSwapped = "swapped";
+constexpr const char* kRunFailed = "failed";
+// How a table's shadow comes in (dbstreams_state.swap): "new" replaces or creates the table
+// (ALTER TABLE ... SET SCHEMA), "copy" refills an existing table (TRUNCATE + INSERT ... SELECT).
+constexpr const char* kSwapNew = "new";
+constexpr const char* kSwapCopy = "copy";
+// Test hook (tests/integration/fidelity_failed_run_test.cc): seconds to sleep inside the swap
+// transaction, after every statement and before COMMIT, so a test can kill the writer there.
+constexpr const char* kSwapPauseEnv = "DBS_TEST_SWAP_PAUSE_SECONDS";
 
 const char kBookkeepingSql[] =
     "SELECT pg_advisory_xact_lock(hashtextextended('dbstreams/bookkeeping', 0)); "
@@ -39,6 +54,12 @@ const char kBookkeepingSql[] =
     "CREATE TABLE IF NOT EXISTS _dbstreams.dbstreams_state (stream text NOT NULL, "
     "  tbl text NOT NULL, phase text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now(), "
     "  PRIMARY KEY (stream, tbl)); "
+    // Added by the shadow tables; ALTER only when missing (it locks out the table's readers).
+    "DO $dbs$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = "
+    "  '_dbstreams.dbstreams_state'::regclass AND attname = 'swap' AND NOT attisdropped) THEN "
+    "  ALTER TABLE _dbstreams.dbstreams_state ADD COLUMN IF NOT EXISTS shadow text NOT NULL "
+    "    DEFAULT '', ADD COLUMN IF NOT EXISTS swap text NOT NULL DEFAULT ''; "
+    "END IF; END $dbs$; "
     "CREATE TABLE IF NOT EXISTS _dbstreams.applied (stream text NOT NULL, "
     "  bundle_id text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(), "
     "  PRIMARY KEY (stream, bundle_id)); "
@@ -103,6 +124,19 @@ std::string RowName(const TargetInfo& target, const Bundle& b, size_t row, const
   return out + ")";
 }
 
+// A table's row in _dbstreams.dbstreams_state.
+struct StateRow {
+  std::string phase;
+  std::string shadow;  // schema of the run's shadow copy; empty: written in place
+  std::string swap;    // kSwapNew, kSwapCopy or empty
+};
+
+// Where a prepared table's rows go during the load.
+struct Placement {
+  std::string shadow;    // schema of the shadow copy; empty: the target table itself
+  bool copy_in = false;  // the shadow refills an existing table at the swap (truncate_and_load)
+};
+
 // An attribute of an existing target table.
 struct TargetAttr {
   std::string name;
@@ -125,6 +159,7 @@ class PostgresSink : public Sink {
   Result<size_t> Apply(const std::vector<BundleRef>& bundles) override;
   Status FinishStream(const std::vector<TableSchema>& tables) override;
   Status ForgetStream() override;
+  Result<std::vector<std::string>> AbandonStream(bool keep_partial) override;
   Result<CdcCheckpoint> ReadCdcCheckpoint(int partition) override;
   Result<size_t> ApplyChanges(const ChangeBatch& batch) override;
   Status AddColumns(const TableSchema& new_schema, const std::vector<std::string>& added) override;
@@ -137,30 +172,89 @@ class PostgresSink : public Sink {
   // Runs `body` in a transaction that holds the lock of (stream, table); rolls back on error.
   template <typename Fn>
   Status Locked(const std::string& display, Fn&& body);
-  Result<std::optional<std::string>> Phase(const std::string& display);
-  Status SetPhase(const std::string& display, const char* phase);
+  Result<std::optional<StateRow>> State(const std::string& display);
+  // Every state row of this run, by table display name (the run's own row under "").
+  Result<std::map<std::string, StateRow>> RunState();
+  Status SetPhase(const std::string& display, const char* phase, const Placement& placement = {});
+  // Inside a transaction: the run's exclusive lock (the key of Locked("")).
+  Status LockRun();
+  // Once per sink: drops what earlier runs of the same stream left (shadow schemas of runs that
+  // never swapped, state rows, applied-bundle records), so they can neither be swapped in nor
+  // make this run skip a bundle.
+  Status DropStaleRuns();
+  // The schema holding this run's shadow copies of tables in target schema `schema`.
+  std::string ShadowSchema(const std::string& schema) const;
+  // Swaps every shadow of the run in, in one transaction, once (FinishStream's last step):
+  // MoveNewTablesIn, RefillTables, AddRefilledForeignKeys, then the shadow schemas go.
+  Status SwapIn(const std::vector<TableSchema>& tables);
+  // Inside the swap: drops the old tables of drop_and_recreate (AlreadyExists for a table that
+  // appeared under another policy), then moves the 'new' copies into their target schemas.
+  Status MoveNewTablesIn(const std::vector<const TableSchema*>& fresh);
+  // Inside the swap: empties the 'copy' tables together and fills them from their copies,
+  // referenced tables first, then their sequences, indexes and checks.
+  Status RefillTables(const std::vector<const TableSchema*>& copies,
+                      std::vector<std::string>* warnings);
+  // Inside the swap: the foreign keys from or to refilled tables (pass 2 left them).
+  Status AddRefilledForeignKeys(const std::vector<TableSchema>& tables,
+                                const std::vector<const TableSchema*>& copies,
+                                const std::map<std::string, StateRow>& state,
+                                std::vector<std::string>* warnings);
+  // Drops _dbstreams when it holds nothing but this run's rows (a failed run into a target
+  // that had no bookkeeping before).
+  Status DropBookkeepingIfOnlyOurs();
 
   std::string TargetSchema(const TableSchema& t) const {
     return options_.target_schema.empty() ? t.schema : options_.target_schema;
   }
   static std::string Key(const TableSchema& t) { return t.schema + '\x1f' + t.name; }
-  DdlOptions Ddl(const TableSchema& t, std::vector<std::string>* warnings) const;
+  // DDL options for table t; in_schema: where the table is (a shadow schema), else its target
+  // schema.
+  DdlOptions Ddl(const TableSchema& t, std::vector<std::string>* warnings,
+                 const std::string& in_schema = "") const;
   Dialect source_dialect() const { return DialectOf(options_.source_engine); }
 
   Result<std::vector<TargetAttr>> ReadAttrs(const std::string& quoted);
   Result<uint32_t> TypeOid(const std::string& type_sql);
-  // Builds how the source table's columns are written into the existing target table.
-  Result<TargetInfo> LoadTarget(const TableSchema& t);
-  Result<TargetInfo*> Target(const TableSchema& t);
+  // Builds how the source table's columns are written into the existing table `schema`.name.
+  Result<TargetInfo> LoadTarget(const TableSchema& t, const std::string& schema);
+  // The target table of t; load: the run's shadow copy when the table has one (Apply).
+  Result<TargetInfo*> Target(const TableSchema& t, bool load = false);
 
   // *deferred_key: the table was created without its primary key (see CreateTable).
-  Status ApplyPolicy(const TableSchema& t, std::vector<std::string>* warnings, bool* deferred_key);
-  Status CreateTable(const TableSchema& t, bool defer_key, std::vector<std::string>* warnings);
+  // shadows: tables created or refilled by this run go into shadow copies (*placement).
+  Status ApplyPolicy(const TableSchema& t, std::vector<std::string>* warnings, bool* deferred_key,
+                     bool shadows, Placement* placement);
+  // Creates t in `in_schema` (its target schema or a shadow schema); enum types go into the
+  // target schema.
+  Status CreateTable(const TableSchema& t, const std::string& in_schema, bool defer_key,
+                     std::vector<std::string>* warnings);
+  // Foreign key statement of t (in schema in_schema) referencing its table in ref_in_schema.
+  Result<std::string> ForeignKeySql(const TableSchema& t, const ForeignKey& fk,
+                                    const std::string& in_schema, const std::string& ref_in_schema,
+                                    std::vector<std::string>* warnings) const;
+  // Whether to add fk to table `quoted`: false with a warning when the referenced table is not
+  // in the target, false when the table has a constraint of that name already.
+  Result<bool> ShouldAddForeignKey(const std::string& quoted, const ForeignKey& fk,
+                                   const std::string& ref_quoted, const std::string& display,
+                                   const std::string& ref, std::vector<std::string>* warnings);
+  // The target display name ("schema.table") of the table fk references.
+  std::string RefDisplay(const TableSchema& t, const ForeignKey& fk) const;
+  // Pass 1 statements of FinishStream for t in in_schema: primary key (when deferred),
+  // sequences, indexes, checks.
+  Result<std::vector<std::string>> StructureSql(const TableSchema& t, const std::string& in_schema,
+                                                bool add_key, std::vector<std::string>* warnings);
   Status EnsureSchema(const std::string& schema);
   Status Validate(const TableSchema& t, const std::string& quoted);
   Status CheckUpsertKey(const TableSchema& t, const std::string& quoted);
 
+  // Writes the bundles' rows; a failure names the target table and, when the server says
+  // which COPY line failed, the source table, column and primary key of that row (RowError).
   Status WriteTable(TargetInfo* target, const std::vector<const BundleRef*>& bundles);
+  Status WriteRows(TargetInfo* target, const std::vector<const BundleRef*>& bundles);
+  // `s` with the sink's internal names (staging tables, the shadow schema) replaced by the
+  // target table, and the COPY line it names as the source row.
+  Status RowError(const Status& s, const TargetInfo& target,
+                  const std::vector<const BundleRef*>& bundles) const;
   Status CopyRows(const TargetInfo& target, const std::string& copy_sql,
                   const std::vector<const BundleRef*>& bundles, bool with_ord);
   // Bundles of COPY tuples (Bundle::pg_copy) that TakesCopyTuples accepted, sent as they are.
@@ -192,7 +286,9 @@ class PostgresSink : public Sink {
   bool bookkeeping_ready_ = false;
   pg::TypeCache types_;
   std::unordered_map<std::string, uint32_t> type_oids_;
-  std::map<std::string, TargetInfo> targets_;
+  std::map<std::string, TargetInfo> targets_;   // by Key(t); "L" + Key(t): shadow copies
+  std::map<std::string, Placement> placement_;  // by Key(t), learned in PrepareTable
+  bool stale_dropped_ = false;
   int stage_counter_ = 0;
   std::string copy_buf_;
   bool replica_role_tried_ = false;
@@ -237,29 +333,66 @@ Status PostgresSink::Locked(const std::string& display, Fn&& body) {
   return s;
 }
 
-Result<std::optional<std::string>> PostgresSink::Phase(const std::string& display) {
+Result<std::optional<StateRow>> PostgresSink::State(const std::string& display) {
   DBS_ASSIGN_OR_RETURN(
       ResultPtr res, pg::ExecParams(conn(),
-                                    "SELECT phase FROM _dbstreams.dbstreams_state "
+                                    "SELECT phase, shadow, swap FROM _dbstreams.dbstreams_state "
                                     "WHERE stream = $1 AND tbl = $2",
                                     {options_.stream, display}, "reading the state of " + display));
-  if (PQntuples(res.get()) == 0) return std::optional<std::string>();
-  return std::optional<std::string>(std::string(pg::Text(res.get(), 0, 0)));
+  if (PQntuples(res.get()) == 0) return std::optional<StateRow>();
+  return std::optional<StateRow>(StateRow{std::string(pg::Text(res.get(), 0, 0)),
+                                          std::string(pg::Text(res.get(), 0, 1)),
+                                          std::string(pg::Text(res.get(), 0, 2))});
 }
 
-Status PostgresSink::SetPhase(const std::string& display, const char* phase) {
+Result<std::map<std::string, StateRow>> PostgresSink::RunState() {
+  DBS_ASSIGN_OR_RETURN(ResultPtr res,
+                       pg::ExecParams(conn(),
+                                      "SELECT tbl, phase, shadow, swap FROM "
+                                      "_dbstreams.dbstreams_state WHERE stream = $1",
+                                      {options_.stream}, "reading the state of the run"));
+  std::map<std::string, StateRow> out;
+  for (int r = 0; r < PQntuples(res.get()); ++r) {
+    out[std::string(pg::Text(res.get(), r, 0))] =
+        StateRow{std::string(pg::Text(res.get(), r, 1)), std::string(pg::Text(res.get(), r, 2)),
+                 std::string(pg::Text(res.get(), r, 3))};
+  }
+  return out;
+}
+
+Status PostgresSink::SetPhase(const std::string& display, const char* phase,
+                              const Placement& placement) {
+  const std::string swap =
+      placement.shadow.empty() ? "" : (placement.copy_in ? kSwapCopy : kSwapNew);
   return pg::ExecParams(conn(),
-                        "INSERT INTO _dbstreams.dbstreams_state (stream, tbl, phase) "
-                        "VALUES ($1, $2, $3) ON CONFLICT (stream, tbl) "
+                        "INSERT INTO _dbstreams.dbstreams_state (stream, tbl, phase, shadow, swap) "
+                        "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (stream, tbl) "
                         "DO UPDATE SET phase = EXCLUDED.phase, updated_at = now()",
-                        {options_.stream, display, std::string(phase)},
-                        "recording the state of " + display)
+                        {options_.stream, display, std::string(phase), placement.shadow, swap},
+                        "recording the state of " + (display.empty() ? "the run" : display))
       .status();
 }
 
-DdlOptions PostgresSink::Ddl(const TableSchema& t, std::vector<std::string>* warnings) const {
+Status PostgresSink::LockRun() {
+  return pg::ExecParams(conn(), "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                        {"dbstreams/" + options_.stream + "/"}, "locking the run")
+      .status();
+}
+
+std::string PostgresSink::ShadowSchema(const std::string& schema) const {
+  // FNV-1a over run and schema: one shadow schema per run and target schema, so the shadow
+  // tables keep their target names (and index and constraint names: those are per schema).
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char ch : options_.stream + '\x1f' + schema) h = (h ^ ch) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return std::string("_dbs_shadow_") + hex;
+}
+
+DdlOptions PostgresSink::Ddl(const TableSchema& t, std::vector<std::string>* warnings,
+                             const std::string& in_schema) const {
   DdlOptions o;
-  o.target_schema = TargetSchema(t);
+  o.target_schema = in_schema.empty() ? TargetSchema(t) : in_schema;
   ApplyTypeMapping(options_.type_mapping, postgis_, /*target_has_native_types=*/false, &o);
   o.if_not_exists = true;  // existence is decided under the lock; this only tolerates races
   o.warnings = warnings;
@@ -303,12 +436,12 @@ Result<uint32_t> PostgresSink::TypeOid(const std::string& type_sql) {
   return oid;
 }
 
-Result<TargetInfo> PostgresSink::LoadTarget(const TableSchema& t) {
+Result<TargetInfo> PostgresSink::LoadTarget(const TableSchema& t, const std::string& schema) {
   TargetInfo info;
-  info.schema = TargetSchema(t);
+  info.schema = schema;
   info.name = t.name;
   info.quoted = pg::QualifiedName(info.schema, info.name);
-  info.display = info.schema + "." + info.name;
+  info.display = TargetSchema(t) + "." + info.name;  // messages name the target table
   info.source_columns = t.columns.size();
   info.upsert = options_.write_mode == WriteMode::kUpsert;
   info.primary_key = t.primary_key;
@@ -318,6 +451,10 @@ Result<TargetInfo> PostgresSink::LoadTarget(const TableSchema& t) {
   }
   DBS_ASSIGN_OR_RETURN(std::vector<TargetAttr> attrs, ReadAttrs(info.quoted));
   if (attrs.empty()) {
+    if (schema != TargetSchema(t)) {
+      return Status::NotFound("the shadow copy " + schema + "." + info.name + " of target table " +
+                              info.display + " does not exist (the run was abandoned)");
+    }
     return Status::NotFound("target table " + info.display + " does not exist");
   }
   for (size_t i = 0; i < t.columns.size(); ++i) {
@@ -361,20 +498,31 @@ Result<TargetInfo> PostgresSink::LoadTarget(const TableSchema& t) {
   return info;
 }
 
-Result<TargetInfo*> PostgresSink::Target(const TableSchema& t) {
-  auto it = targets_.find(Key(t));
+Result<TargetInfo*> PostgresSink::Target(const TableSchema& t, bool load) {
+  std::string schema = TargetSchema(t);
+  std::string key = Key(t);
+  if (load) {
+    auto p = placement_.find(Key(t));
+    if (p != placement_.end() && !p->second.shadow.empty()) {
+      schema = p->second.shadow;
+      key = "L" + key;
+    }
+  }
+  auto it = targets_.find(key);
   if (it != targets_.end() && it->second.source_columns == t.columns.size()) return &it->second;
-  DBS_ASSIGN_OR_RETURN(TargetInfo info, LoadTarget(t));
-  return &(targets_[Key(t)] = std::move(info));
+  DBS_ASSIGN_OR_RETURN(TargetInfo info, LoadTarget(t, schema));
+  return &(targets_[key] = std::move(info));
 }
 
-Status PostgresSink::CreateTable(const TableSchema& t, bool defer_key,
+Status PostgresSink::CreateTable(const TableSchema& t, const std::string& in_schema, bool defer_key,
                                  std::vector<std::string>* warnings) {
-  DdlOptions o = Ddl(t, warnings);
+  DdlOptions o = Ddl(t, warnings, in_schema);
   o.defer_primary_key = defer_key;
   const Dialect src = source_dialect();
-  // The schema itself was created by EnsureSchema() before this transaction.
-  std::vector<std::string> stmts = {"SET LOCAL search_path = " + pg::QuoteIdent(o.target_schema) +
+  // The schemas were created before (EnsureSchema, ApplyPolicy). Unqualified enum types land
+  // in the target schema, also for a shadow copy: its columns keep referring to them after
+  // the swap.
+  std::vector<std::string> stmts = {"SET LOCAL search_path = " + pg::QuoteIdent(TargetSchema(t)) +
                                     ", public"};
   DBS_ASSIGN_OR_RETURN(std::vector<std::string> pre,
                        PrepareTableSql(t, Dialect::kPostgres, src, o));
@@ -458,8 +606,9 @@ Status PostgresSink::CheckUpsertKey(const TableSchema& t, const std::string& quo
 }
 
 Status PostgresSink::ApplyPolicy(const TableSchema& t, std::vector<std::string>* warnings,
-                                 bool* deferred_key) {
+                                 bool* deferred_key, bool shadows, Placement* placement) {
   *deferred_key = false;
+  *placement = Placement();
   const std::string schema = TargetSchema(t);
   const std::string quoted = pg::QualifiedName(schema, t.name);
   const std::string display = schema + "." + t.name;
@@ -477,7 +626,13 @@ Status PostgresSink::ApplyPolicy(const TableSchema& t, std::vector<std::string>*
     // it (upsert); the applied-bundle records, not the key, keep the load exactly-once.
     *deferred_key = options_.defer_primary_key && options_.write_mode != WriteMode::kUpsert &&
                     !t.primary_key.empty();
-    return CreateTable(t, *deferred_key, warnings);
+    if (!shadows) return CreateTable(t, schema, *deferred_key, warnings);
+    // The run's own copy; SwapIn moves it into the target schema once everything is in.
+    placement->shadow = ShadowSchema(schema);
+    DBS_RETURN_IF_ERROR(
+        pg::Command(conn(), "CREATE SCHEMA IF NOT EXISTS " + pg::QuoteIdent(placement->shadow),
+                    "creating the shadow schema of " + display));
+    return CreateTable(t, placement->shadow, *deferred_key, warnings);
   };
   switch (options_.schema_policy) {
     case SchemaPolicy::kFailIfExists:
@@ -491,7 +646,8 @@ Status PostgresSink::ApplyPolicy(const TableSchema& t, std::vector<std::string>*
       if (!exists) DBS_RETURN_IF_ERROR(create());
       break;
     case SchemaPolicy::kDropAndRecreate:
-      if (exists) {
+      // With shadows the old table stays until SwapIn replaces it.
+      if (exists && !shadows) {
         DBS_RETURN_IF_ERROR(
             pg::Command(conn(), "DROP TABLE " + quoted + " CASCADE", "dropping " + display));
       }
@@ -509,8 +665,21 @@ Status PostgresSink::ApplyPolicy(const TableSchema& t, std::vector<std::string>*
     case WriteMode::kAppend:
       break;
     case WriteMode::kTruncateAndLoad:
-      if (!created) {
+      if (!created && !shadows) {
         DBS_RETURN_IF_ERROR(pg::Command(conn(), "TRUNCATE " + quoted, "truncating " + display));
+      } else if (!created) {
+        // The table stays (its grants, triggers, dependent views and foreign keys with it);
+        // SwapIn empties it and copies the shadow in, in its one transaction.
+        placement->shadow = ShadowSchema(schema);
+        placement->copy_in = true;
+        DBS_RETURN_IF_ERROR(
+            pg::Command(conn(), "CREATE SCHEMA IF NOT EXISTS " + pg::QuoteIdent(placement->shadow),
+                        "creating the shadow schema of " + display));
+        DBS_RETURN_IF_ERROR(
+            pg::Command(conn(),
+                        "CREATE TABLE " + pg::QualifiedName(placement->shadow, t.name) + " (LIKE " +
+                            quoted + " INCLUDING DEFAULTS INCLUDING GENERATED)",
+                        "creating the shadow copy of " + display));
       }
       break;
     case WriteMode::kFailIfNotEmpty:
@@ -553,16 +722,38 @@ Result<TargetTable> PostgresSink::PrepareTable(const TableSchema& source_table) 
     Status es = EnsureSchema(out.schema);
     if (!es.ok()) return es.WithContext("preparing target table " + display);
   }
-  Status s = Locked(display, [&]() -> Status {
-    DBS_ASSIGN_OR_RETURN(std::optional<std::string> phase, Phase(display));
-    if (phase) return Status::Ok();  // another writer (or an earlier run) applied the policy
-    bool deferred_key = false;
-    DBS_RETURN_IF_ERROR(ApplyPolicy(source_table, &out.warnings, &deferred_key));
-    return SetPhase(display, deferred_key ? kPhasePreparedNoKey : kPhasePrepared);
-  });
+  Status s = DropStaleRuns();
+  if (s.ok()) {
+    s = Locked(display, [&]() -> Status {
+      // Preparations of one run are serialized: shadow schemas are created without races, and
+      // none after the run was swapped in or abandoned.
+      DBS_RETURN_IF_ERROR(LockRun());
+      DBS_ASSIGN_OR_RETURN(std::optional<StateRow> run, State(""));
+      if (run && run->phase == kRunFailed) {
+        return Status::Aborted("the run failed; its tables are not prepared again")
+            .WithRetry(Retry::kFail);
+      }
+      DBS_ASSIGN_OR_RETURN(std::optional<StateRow> row, State(display));
+      const bool swapped = run && run->phase == kRunSwapped;
+      if (row) {  // another writer applied the policy
+        placement_[Key(source_table)] =
+            swapped ? Placement() : Placement{row->shadow, row->swap == kSwapCopy};
+        return Status::Ok();
+      }
+      bool deferred_key = false;
+      Placement placement;
+      // A table first met after the swap (never in a load) is written in place.
+      const bool shadows = options_.shadow_tables && !swapped;
+      DBS_RETURN_IF_ERROR(
+          ApplyPolicy(source_table, &out.warnings, &deferred_key, shadows, &placement));
+      placement_[Key(source_table)] = placement;
+      return SetPhase(display, deferred_key ? kPhasePreparedNoKey : kPhasePrepared, placement);
+    });
+  }
   if (!s.ok()) return s.WithContext("preparing target table " + display);
   targets_.erase(Key(source_table));
-  auto target = Target(source_table);
+  targets_.erase("L" + Key(source_table));
+  auto target = Target(source_table, /*load=*/true);
   if (!target.ok()) return target.status().WithContext("preparing target table " + display);
   return out;
 }
@@ -673,6 +864,70 @@ Status PostgresSink::CopyTuples(const TargetInfo& target, const std::string& cop
 }
 
 Status PostgresSink::WriteTable(TargetInfo* target, const std::vector<const BundleRef*>& bundles) {
+  return RowError(WriteRows(target, bundles), *target, bundles);
+}
+
+Status PostgresSink::RowError(const Status& s, const TargetInfo& target,
+                              const std::vector<const BundleRef*>& bundles) const {
+  if (s.ok() || s.retryable()) return s;
+  std::string msg = s.message();
+  auto replace_all = [&msg](const std::string& from, const std::string& to) {
+    if (from.empty()) return;
+    for (size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + to.size())) {
+      msg.replace(at, from.size(), to);
+    }
+  };
+  // "COPY <table>, line <n>[, column <c>]: ..." in the server's context: row n of this COPY.
+  std::optional<size_t> line;
+  std::string column;
+  const size_t copy = msg.find("CONTEXT: COPY ");
+  if (copy != std::string::npos) {
+    const size_t l = msg.find(", line ", copy);
+    if (l != std::string::npos) {
+      size_t n = 0, i = l + 7;
+      while (i < msg.size() && msg[i] >= '0' && msg[i] <= '9') n = n * 10 + (msg[i++] - '0');
+      if (i > l + 7 && n > 0) line = n;
+      if (msg.compare(i, 9, ", column ") == 0) {
+        // Up to the value (": ..."), the next field or the SQLSTATE.
+        size_t end = msg.size();
+        for (const char* stop : {":", ";", " (SQLSTATE"})
+          end = std::min(end, msg.find(stop, i + 9));
+        column = msg.substr(i + 9, end - i - 9);
+      }
+    }
+  }
+  const std::string schema = target.display.substr(0, target.display.size() - target.name.size());
+  if (target.quoted != pg::QualifiedName(schema.substr(0, schema.size() - 1), target.name)) {
+    replace_all(target.schema + ".", schema);  // the shadow copy's schema
+  }
+  if (!target.stage_name.empty()) {
+    replace_all(target.stage_name.substr(1, target.stage_name.size() - 2), target.display);
+  }
+  if (line && !bundles.empty()) {
+    size_t row = *line - 1;
+    for (const BundleRef* ref : bundles) {
+      const Bundle& b = *ref->bundle;
+      if (row >= b.rows()) {
+        row -= b.rows();
+        continue;
+      }
+      std::string where = "source table " + ref->table->QualifiedName();
+      if (!column.empty() && column != kOrdColumn) where += ", column " + column;
+      if (b.is_pg_copy()) {
+        auto d = pg::DecodeCopyRows(b.pg_copy, ref->table->columns);
+        where += ", " + (d.ok() ? RowName(target, *d, row, ref->id)
+                                : "bundle " + ref->id + ", row " + std::to_string(row + 1));
+      } else {
+        where += ", " + RowName(target, b, row, ref->id);
+      }
+      msg += "; at " + where;
+      break;
+    }
+  }
+  return Status(s.code(), Retry::kFail, std::move(msg));
+}
+
+Status PostgresSink::WriteRows(TargetInfo* target, const std::vector<const BundleRef*>& bundles) {
   // COPY tuples go in as they are when the table takes them; otherwise they are decoded into
   // columns and written like any other bundle.
   bool any_tuples = false, as_tuples = true;
@@ -721,7 +976,7 @@ Status PostgresSink::WriteTable(TargetInfo* target, const std::vector<const Bund
     }
     std::vector<const BundleRef*> ptrs;
     for (const BundleRef& r : refs) ptrs.push_back(&r);
-    return WriteTable(target, ptrs);
+    return WriteRows(target, ptrs);
   }
   for (const BundleRef* ref : bundles) {
     const TableSchema& t = *ref->table;
@@ -848,7 +1103,7 @@ Result<size_t> PostgresSink::Apply(const std::vector<BundleRef>& bundles) {
     }
     for (const std::string& key : order) {
       const auto& list = by_table[key];
-      DBS_ASSIGN_OR_RETURN(TargetInfo * target, Target(*list.front()->table));
+      DBS_ASSIGN_OR_RETURN(TargetInfo * target, Target(*list.front()->table, /*load=*/true));
       DBS_RETURN_IF_ERROR(WriteTable(target, list));
     }
     return pg::Command(conn(), "COMMIT", "committing");
@@ -863,73 +1118,130 @@ Result<size_t> PostgresSink::Apply(const std::vector<BundleRef>& bundles) {
   return applied;
 }
 
-Status PostgresSink::FinishStream(const std::vector<TableSchema>& tables) {
+std::string PostgresSink::RefDisplay(const TableSchema& t, const ForeignKey& fk) const {
+  // The referenced table, as the DDL names it (it follows the target schema when it was in the
+  // source table's own schema).
+  const std::string ref_schema =
+      fk.ref_schema.empty() || fk.ref_schema == t.schema ? TargetSchema(t) : fk.ref_schema;
+  return ref_schema + "." + fk.ref_table;
+}
+
+Result<std::string> PostgresSink::ForeignKeySql(const TableSchema& t, const ForeignKey& fk,
+                                                const std::string& in_schema,
+                                                const std::string& ref_in_schema,
+                                                std::vector<std::string>* warnings) const {
+  // AddForeignKeySql keeps an explicit ref_schema that differs from the table's schema and
+  // maps one equal to it to target_schema: with both set to in_schema, ref_in_schema is used
+  // as it is either way.
+  TableSchema at = t;
+  at.schema = in_schema;
+  ForeignKey f = fk;
+  f.ref_schema = ref_in_schema;
+  return AddForeignKeySql(at, f, Dialect::kPostgres, source_dialect(), Ddl(t, warnings, in_schema));
+}
+
+Result<std::vector<std::string>> PostgresSink::StructureSql(const TableSchema& t,
+                                                            const std::string& in_schema,
+                                                            bool add_key,
+                                                            std::vector<std::string>* warnings) {
   const Dialect src = source_dialect();
-  // Pass 1: sequences, indexes, checks.
+  const DdlOptions o = Ddl(t, warnings, in_schema);
+  std::vector<std::string> stmts;
+  if (add_key) {
+    DBS_ASSIGN_OR_RETURN(std::string pk, AddPrimaryKeySql(t, Dialect::kPostgres, o));
+    if (!pk.empty()) stmts.push_back(std::move(pk));
+  }
+  DBS_ASSIGN_OR_RETURN(std::vector<std::string> seq,
+                       SyncAutoIncrementSql(t, Dialect::kPostgres, src, o));
+  stmts.insert(stmts.end(), seq.begin(), seq.end());
+  if (options_.structure.indexes) {
+    for (const Index& ix : t.indexes) {
+      DBS_ASSIGN_OR_RETURN(std::string sql, CreateIndexSql(t, ix, Dialect::kPostgres, src, o));
+      if (!sql.empty()) stmts.push_back(std::move(sql));
+    }
+  }
+  if (options_.structure.checks) {
+    for (const CheckConstraint& c : t.checks) {
+      DBS_ASSIGN_OR_RETURN(std::string sql, AddCheckSql(t, c, Dialect::kPostgres, src, o));
+      if (!sql.empty()) stmts.push_back(std::move(sql));
+    }
+  }
+  return stmts;
+}
+
+Result<bool> PostgresSink::ShouldAddForeignKey(const std::string& quoted, const ForeignKey& fk,
+                                               const std::string& ref_quoted,
+                                               const std::string& display, const std::string& ref,
+                                               std::vector<std::string>* warnings) {
+  DBS_ASSIGN_OR_RETURN(
+      ResultPtr res,
+      pg::ExecParams(conn(),
+                     "SELECT to_regclass($2) IS NOT NULL, EXISTS (SELECT 1 FROM pg_constraint "
+                     "WHERE conrelid = to_regclass($1) AND conname = $3)",
+                     {quoted, ref_quoted, fk.name}, "finishing " + display));
+  if (!pg::Bool(res.get(), 0, 0)) {
+    warnings->push_back(display + ": foreign key " + fk.name + " skipped, table " + ref +
+                        " is not in the target");
+    return false;
+  }
+  // A table that stays (append, truncate_and_load) may have it already.
+  return !pg::Bool(res.get(), 0, 1);
+}
+
+Status PostgresSink::FinishStream(const std::vector<TableSchema>& tables) {
+  // Pass 1: primary key (when deferred), sequences, indexes, checks — on the shadow copy of a
+  // table that has one. A table refilled by copy (truncate_and_load) gets them in SwapIn, on
+  // the target table, after its rows.
   for (const TableSchema& t : tables) {
     const std::string display = TargetSchema(t) + "." + t.name;
     std::vector<std::string> warnings;
     Status s = Locked(display, [&]() -> Status {
-      DBS_ASSIGN_OR_RETURN(std::optional<std::string> phase, Phase(display));
-      if (!phase) {
+      DBS_ASSIGN_OR_RETURN(std::optional<StateRow> row, State(display));
+      if (!row) {
         return Status::FailedPrecondition("table " + display + " was never prepared");
       }
-      if (*phase != kPhasePrepared && *phase != kPhasePreparedNoKey) return Status::Ok();
-      const DdlOptions o = Ddl(t, &warnings);
-      std::vector<std::string> stmts;
-      if (*phase == kPhasePreparedNoKey) {
-        DBS_ASSIGN_OR_RETURN(std::string pk, AddPrimaryKeySql(t, Dialect::kPostgres, o));
-        if (!pk.empty()) stmts.push_back(std::move(pk));
-      }
-      DBS_ASSIGN_OR_RETURN(std::vector<std::string> seq,
-                           SyncAutoIncrementSql(t, Dialect::kPostgres, src, o));
-      stmts.insert(stmts.end(), seq.begin(), seq.end());
-      if (options_.structure.indexes) {
-        for (const Index& ix : t.indexes) {
-          DBS_ASSIGN_OR_RETURN(std::string sql, CreateIndexSql(t, ix, Dialect::kPostgres, src, o));
-          if (!sql.empty()) stmts.push_back(std::move(sql));
+      if (row->phase != kPhasePrepared && row->phase != kPhasePreparedNoKey) return Status::Ok();
+      if (row->swap != kSwapCopy) {
+        DBS_ASSIGN_OR_RETURN(
+            std::vector<std::string> stmts,
+            StructureSql(t, row->shadow, row->phase == kPhasePreparedNoKey, &warnings));
+        for (const std::string& sql : stmts) {
+          DBS_RETURN_IF_ERROR(pg::Command(conn(), sql, "finishing " + display));
         }
-      }
-      if (options_.structure.checks) {
-        for (const CheckConstraint& c : t.checks) {
-          DBS_ASSIGN_OR_RETURN(std::string sql, AddCheckSql(t, c, Dialect::kPostgres, src, o));
-          if (!sql.empty()) stmts.push_back(std::move(sql));
-        }
-      }
-      for (const std::string& sql : stmts) {
-        DBS_RETURN_IF_ERROR(pg::Command(conn(), sql, "finishing " + display));
       }
       return SetPhase(display, kPhaseIndexed);
     });
     for (const std::string& w : warnings) Log(LogLevel::kWarn, "pg-sink", w);
     if (!s.ok()) return s.WithContext("finishing target table " + display);
   }
-  // Pass 2: foreign keys, once every table has its unique indexes.
+  // Pass 2: foreign keys, once every table has its unique indexes. Between shadow copies they
+  // point at the shadow copies (and move with them); a foreign key from or to a table refilled
+  // by copy is added in SwapIn.
+  DBS_RETURN_IF_ERROR(EnsureBookkeeping());
+  DBS_ASSIGN_OR_RETURN(auto state, RunState());
   for (const TableSchema& t : tables) {
     const std::string display = TargetSchema(t) + "." + t.name;
     std::vector<std::string> warnings;
     Status s = Locked(display, [&]() -> Status {
-      DBS_ASSIGN_OR_RETURN(std::optional<std::string> phase, Phase(display));
-      if (!phase || *phase != kPhaseIndexed) return Status::Ok();
-      if (options_.structure.foreign_keys) {
-        const DdlOptions o = Ddl(t, &warnings);
+      DBS_ASSIGN_OR_RETURN(std::optional<StateRow> row, State(display));
+      if (!row || row->phase != kPhaseIndexed) return Status::Ok();
+      if (options_.structure.foreign_keys && row->swap != kSwapCopy) {
+        const std::string in_schema = row->shadow.empty() ? TargetSchema(t) : row->shadow;
         for (const ForeignKey& fk : t.foreign_keys) {
+          const std::string ref = RefDisplay(t, fk);
+          const std::string ref_schema = ref.substr(0, ref.size() - fk.ref_table.size() - 1);
+          std::string ref_in_schema = ref_schema;
+          auto rs = state.find(ref);
+          if (rs != state.end() && rs->second.swap == kSwapCopy) continue;  // SwapIn adds it
+          if (rs != state.end() && !rs->second.shadow.empty()) ref_in_schema = rs->second.shadow;
           DBS_ASSIGN_OR_RETURN(std::string sql,
-                               AddForeignKeySql(t, fk, Dialect::kPostgres, src, o));
+                               ForeignKeySql(t, fk, in_schema, ref_in_schema, &warnings));
           if (sql.empty()) continue;
-          // The referenced table, as the DDL names it (it follows the target schema when it
-          // was in the source table's own schema).
-          const std::string ref_schema =
-              fk.ref_schema.empty() || fk.ref_schema == t.schema ? TargetSchema(t) : fk.ref_schema;
-          DBS_ASSIGN_OR_RETURN(ResultPtr res,
-                               pg::ExecParams(conn(), "SELECT to_regclass($1) IS NOT NULL",
-                                              {pg::QualifiedName(ref_schema, fk.ref_table)},
-                                              "finishing " + display));
-          if (!pg::Bool(res.get(), 0, 0)) {
-            warnings.push_back(display + ": foreign key " + fk.name + " skipped, table " +
-                               ref_schema + "." + fk.ref_table + " is not in the target");
-            continue;
-          }
+          DBS_ASSIGN_OR_RETURN(
+              bool add, ShouldAddForeignKey(pg::QualifiedName(in_schema, t.name), fk,
+                                            pg::QualifiedName(ref_in_schema, fk.ref_table), display,
+                                            ref, &warnings));
+          if (!add) continue;
           DBS_RETURN_IF_ERROR(pg::Command(conn(), sql, "adding foreign key " + fk.name));
         }
       }
@@ -938,6 +1250,220 @@ Status PostgresSink::FinishStream(const std::vector<TableSchema>& tables) {
     for (const std::string& w : warnings) Log(LogLevel::kWarn, "pg-sink", w);
     if (!s.ok()) return s.WithContext("finishing target table " + display);
   }
+  // Pass 3: every shadow copy in, at once.
+  return SwapIn(tables);
+}
+
+// The refilled tables in an order that fills referenced tables first (a cycle: as given).
+std::vector<const TableSchema*> ReferencedFirst(
+    const std::vector<const TableSchema*>& tables,
+    const std::function<std::string(const TableSchema&, const ForeignKey*)>& name) {
+  std::vector<const TableSchema*> order;
+  std::set<std::string> placed;
+  while (order.size() < tables.size()) {
+    const size_t before = order.size();
+    for (const TableSchema* t : tables) {
+      const std::string display = name(*t, nullptr);
+      if (placed.count(display)) continue;
+      bool ready = true;
+      for (const ForeignKey& fk : t->foreign_keys) {
+        const std::string ref = name(*t, &fk);
+        if (ref == display || placed.count(ref)) continue;
+        for (const TableSchema* u : tables) {
+          if (name(*u, nullptr) == ref) ready = false;
+        }
+      }
+      if (ready) {
+        order.push_back(t);
+        placed.insert(display);
+      }
+    }
+    if (order.size() == before) {
+      for (const TableSchema* t : tables) {
+        if (placed.insert(name(*t, nullptr)).second) order.push_back(t);
+      }
+    }
+  }
+  return order;
+}
+
+Status PostgresSink::MoveNewTablesIn(const std::vector<const TableSchema*>& fresh) {
+  // The old table goes (drop_and_recreate; dependent views and foreign keys with it, as DROP
+  // TABLE ... CASCADE did before shadows), the shadow copy takes its place with its indexes,
+  // constraints and owned sequences.
+  for (const TableSchema* t : fresh) {
+    const std::string schema = TargetSchema(*t);
+    const std::string display = schema + "." + t->name;
+    const std::string quoted = pg::QualifiedName(schema, t->name);
+    DBS_ASSIGN_OR_RETURN(ResultPtr res, pg::ExecParams(conn(), "SELECT to_regclass($1) IS NOT NULL",
+                                                       {quoted}, "looking up " + display));
+    if (!pg::Bool(res.get(), 0, 0)) continue;
+    if (options_.schema_policy != SchemaPolicy::kDropAndRecreate) {
+      return Status::AlreadyExists("target table " + display +
+                                   " was created by someone else during the run");
+    }
+    DBS_RETURN_IF_ERROR(
+        pg::Command(conn(), "DROP TABLE " + quoted + " CASCADE", "dropping " + display));
+  }
+  // All old tables are gone before any copy moves in: their index names are free.
+  for (const TableSchema* t : fresh) {
+    const std::string schema = TargetSchema(*t);
+    DBS_RETURN_IF_ERROR(pg::Command(conn(),
+                                    "ALTER TABLE " +
+                                        pg::QualifiedName(ShadowSchema(schema), t->name) +
+                                        " SET SCHEMA " + pg::QuoteIdent(schema),
+                                    "swapping in " + schema + "." + t->name));
+  }
+  return Status::Ok();
+}
+
+Status PostgresSink::RefillTables(const std::vector<const TableSchema*>& copies,
+                                  std::vector<std::string>* warnings) {
+  if (copies.empty()) return Status::Ok();
+  // Emptied together: foreign keys between them allow no other order.
+  std::vector<std::string> names;
+  for (const TableSchema* t : copies) names.push_back(pg::QualifiedName(TargetSchema(*t), t->name));
+  DBS_RETURN_IF_ERROR(
+      pg::Command(conn(), "TRUNCATE " + Join(names, ", "), "emptying the refilled tables"));
+  auto name = [this](const TableSchema& t, const ForeignKey* fk) {
+    return fk ? RefDisplay(t, *fk) : TargetSchema(t) + "." + t.name;
+  };
+  for (const TableSchema* t : ReferencedFirst(copies, name)) {
+    const std::string display = name(*t, nullptr);
+    DBS_ASSIGN_OR_RETURN(TargetInfo * shadow, Target(*t, /*load=*/true));
+    std::vector<std::string> cols;
+    for (const TargetColumn& tc : shadow->columns) cols.push_back(pg::QuoteIdent(tc.name));
+    DBS_RETURN_IF_ERROR(pg::Command(
+        conn(),
+        "INSERT INTO " + pg::QualifiedName(TargetSchema(*t), t->name) + " (" + Join(cols, ", ") +
+            ") OVERRIDING SYSTEM VALUE SELECT " + Join(cols, ", ") + " FROM " + shadow->quoted,
+        "copying the new rows into " + display));
+    DBS_ASSIGN_OR_RETURN(std::vector<std::string> stmts,
+                         StructureSql(*t, "", /*add_key=*/false, warnings));
+    for (const std::string& sql : stmts) {
+      DBS_RETURN_IF_ERROR(pg::Command(conn(), sql, "finishing " + display));
+    }
+  }
+  return Status::Ok();
+}
+
+Status PostgresSink::AddRefilledForeignKeys(const std::vector<TableSchema>& tables,
+                                            const std::vector<const TableSchema*>& copies,
+                                            const std::map<std::string, StateRow>& state,
+                                            std::vector<std::string>* warnings) {
+  if (!options_.structure.foreign_keys || copies.empty()) return Status::Ok();
+  for (const TableSchema& t : tables) {
+    const std::string display = TargetSchema(t) + "." + t.name;
+    const bool t_copy = std::find(copies.begin(), copies.end(), &t) != copies.end();
+    for (const ForeignKey& fk : t.foreign_keys) {
+      const std::string ref = RefDisplay(t, fk);
+      auto rs = state.find(ref);
+      const bool ref_copy = rs != state.end() && rs->second.swap == kSwapCopy;
+      if (!t_copy && !ref_copy) continue;  // added in FinishStream's pass 2
+      const std::string ref_schema = ref.substr(0, ref.size() - fk.ref_table.size() - 1);
+      DBS_ASSIGN_OR_RETURN(std::string sql,
+                           ForeignKeySql(t, fk, TargetSchema(t), ref_schema, warnings));
+      if (sql.empty()) continue;
+      DBS_ASSIGN_OR_RETURN(
+          bool add,
+          ShouldAddForeignKey(pg::QualifiedName(TargetSchema(t), t.name), fk,
+                              pg::QualifiedName(ref_schema, fk.ref_table), display, ref, warnings));
+      if (!add) continue;
+      DBS_RETURN_IF_ERROR(pg::Command(conn(), sql, "adding foreign key " + fk.name));
+    }
+  }
+  return Status::Ok();
+}
+
+Status PostgresSink::SwapIn(const std::vector<TableSchema>& tables) {
+  std::vector<std::string> warnings;
+  Status s = Locked("", [&]() -> Status {
+    DBS_ASSIGN_OR_RETURN(auto state, RunState());
+    auto run = state.find("");
+    if (run != state.end() && run->second.phase == kRunSwapped) return Status::Ok();
+    if (run != state.end() && run->second.phase == kRunFailed) {
+      return Status::Aborted("the run failed; its shadow tables are not swapped in")
+          .WithRetry(Retry::kFail);
+    }
+    std::vector<const TableSchema*> fresh, copies;
+    std::set<std::string> shadows;
+    for (const TableSchema& t : tables) {
+      const std::string display = TargetSchema(t) + "." + t.name;
+      auto it = state.find(display);
+      if (it == state.end() || it->second.phase != kPhaseFinished) {
+        return Status::FailedPrecondition(
+            "table " + display +
+            " is not finished: " + (it == state.end() ? "never prepared" : it->second.phase));
+      }
+      if (it->second.shadow.empty()) continue;
+      shadows.insert(it->second.shadow);
+      placement_[Key(t)] = Placement{it->second.shadow, it->second.swap == kSwapCopy};
+      (it->second.swap == kSwapCopy ? copies : fresh).push_back(&t);
+    }
+    DBS_RETURN_IF_ERROR(MoveNewTablesIn(fresh));
+    DBS_RETURN_IF_ERROR(RefillTables(copies, &warnings));
+    DBS_RETURN_IF_ERROR(AddRefilledForeignKeys(tables, copies, state, &warnings));
+    for (const std::string& schema : shadows) {
+      DBS_RETURN_IF_ERROR(
+          pg::Command(conn(), "DROP SCHEMA IF EXISTS " + pg::QuoteIdent(schema) + " CASCADE",
+                      "dropping the shadow schema " + schema));
+    }
+    if (const char* pause = std::getenv(kSwapPauseEnv); pause != nullptr && *pause != '\0') {
+      Log(LogLevel::kWarn, "pg-sink", "test hook: pausing inside the swap transaction",
+          {F("seconds", pause)});
+      std::this_thread::sleep_for(std::chrono::seconds(std::atoi(pause)));
+    }
+    return SetPhase("", kRunSwapped);
+  });
+  for (const std::string& w : warnings) Log(LogLevel::kWarn, "pg-sink", w);
+  if (!s.ok()) return s.WithContext("swapping the new tables in");
+  // Writes from now on (CDC) go to the target tables.
+  for (auto& [key, p] : placement_) p = Placement();
+  return Status::Ok();
+}
+
+Status PostgresSink::DropStaleRuns() {
+  if (stale_dropped_) return Status::Ok();
+  DBS_RETURN_IF_ERROR(EnsureBookkeeping());
+  const size_t dot = options_.stream.rfind('.');
+  if (!options_.shadow_tables || dot == std::string::npos) {
+    stale_dropped_ = true;
+    return Status::Ok();
+  }
+  const std::string prefix = options_.stream.substr(0, dot + 1);
+  auto body = [&]() -> Status {
+    DBS_RETURN_IF_ERROR(pg::Command(conn(), "BEGIN", "starting a transaction"));
+    DBS_RETURN_IF_ERROR(
+        pg::ExecParams(conn(), "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                       {"dbstreams/stale/" + prefix}, "locking the runs of the stream")
+            .status());
+    const std::string where = " WHERE left(stream, length($1)) = $1 AND stream <> $2";
+    DBS_ASSIGN_OR_RETURN(
+        ResultPtr res,
+        pg::ExecParams(
+            conn(),
+            "SELECT DISTINCT shadow FROM _dbstreams.dbstreams_state" + where + " AND shadow <> ''",
+            {prefix, options_.stream}, "reading earlier runs of the stream"));
+    for (int r = 0; r < PQntuples(res.get()); ++r) {
+      const std::string schema(pg::Text(res.get(), r, 0));
+      DBS_RETURN_IF_ERROR(
+          pg::Command(conn(), "DROP SCHEMA IF EXISTS " + pg::QuoteIdent(schema) + " CASCADE",
+                      "dropping the shadow tables of an earlier run (" + schema + ")"));
+    }
+    for (const char* table : {"dbstreams_state", "applied"}) {
+      DBS_RETURN_IF_ERROR(
+          pg::ExecParams(conn(), "DELETE FROM _dbstreams." + std::string(table) + where,
+                         {prefix, options_.stream}, "forgetting earlier runs of the stream")
+              .status());
+    }
+    return pg::Command(conn(), "COMMIT", "committing");
+  };
+  Status s = body();
+  if (!s.ok()) {
+    pg::RollbackQuietly(conn());
+    return s;
+  }
+  stale_dropped_ = true;
   return Status::Ok();
 }
 
@@ -948,6 +1474,99 @@ Status PostgresSink::ForgetStream() {
   return pg::ExecParams(conn(), "DELETE FROM _dbstreams.applied WHERE stream = $1",
                         {options_.stream}, "forgetting stream " + options_.stream)
       .status();
+}
+
+Result<std::vector<std::string>> PostgresSink::AbandonStream(bool keep_partial) {
+  DBS_RETURN_IF_ERROR(EnsureConnected());
+  std::vector<std::string> kept;
+  bool undo = false;  // the run was not swapped in and its bookkeeping still exists
+  // Not Locked(): that would create the bookkeeping that another writer of the run may have
+  // dropped already.
+  auto body = [&]() -> Status {
+    DBS_RETURN_IF_ERROR(pg::Command(conn(), "BEGIN", "starting a transaction"));
+    DBS_RETURN_IF_ERROR(LockRun());
+    DBS_ASSIGN_OR_RETURN(
+        ResultPtr gone, pg::Exec(conn(), "SELECT to_regclass('_dbstreams.dbstreams_state') IS NULL",
+                                 "looking up the bookkeeping"));
+    if (pg::Bool(gone.get(), 0, 0)) {  // another writer of the run cleaned up
+      bookkeeping_ready_ = false;
+      return pg::Command(conn(), "COMMIT", "committing");
+    }
+    DBS_ASSIGN_OR_RETURN(auto state, RunState());
+    auto run = state.find("");
+    if (run != state.end() && run->second.phase == kRunSwapped) {  // the new data is in
+      return pg::Command(conn(), "COMMIT", "committing");
+    }
+    undo = true;
+    DBS_RETURN_IF_ERROR(SetPhase("", kRunFailed));
+    std::set<std::string> shadows;
+    for (const auto& [display, row] : state) {
+      if (row.shadow.empty()) continue;
+      shadows.insert(row.shadow);
+      if (!keep_partial) continue;
+      const std::string name = display.substr(display.find('.') + 1);
+      DBS_ASSIGN_OR_RETURN(ResultPtr res,
+                           pg::ExecParams(conn(), "SELECT to_regclass($1) IS NOT NULL",
+                                          {pg::QualifiedName(row.shadow, name)},
+                                          "looking up the shadow copy of " + display));
+      if (pg::Bool(res.get(), 0, 0)) kept.push_back(row.shadow + "." + name);
+    }
+    if (!keep_partial) {
+      for (const std::string& schema : shadows) {
+        DBS_RETURN_IF_ERROR(
+            pg::Command(conn(), "DROP SCHEMA IF EXISTS " + pg::QuoteIdent(schema) + " CASCADE",
+                        "dropping the shadow schema " + schema));
+      }
+      DBS_RETURN_IF_ERROR(pg::ExecParams(conn(), "DELETE FROM _dbstreams.applied WHERE stream = $1",
+                                         {options_.stream}, "forgetting stream " + options_.stream)
+                              .status());
+    }
+    return pg::Command(conn(), "COMMIT", "committing");
+  };
+  Status s = body();
+  if (!s.ok()) {
+    pg::RollbackQuietly(conn());
+    return s.WithContext("cleaning up after the failed run");
+  }
+  if (undo && !keep_partial) DBS_RETURN_IF_ERROR(DropBookkeepingIfOnlyOurs());
+  return kept;
+}
+
+Status PostgresSink::DropBookkeepingIfOnlyOurs() {
+  auto body = [&]() -> Status {
+    DBS_RETURN_IF_ERROR(pg::Command(
+        conn(), "BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('dbstreams/bookkeeping', 0))",
+        "locking the bookkeeping"));
+    DBS_ASSIGN_OR_RETURN(
+        ResultPtr gone, pg::Exec(conn(), "SELECT to_regclass('_dbstreams.dbstreams_state') IS NULL",
+                                 "looking up the bookkeeping"));
+    if (pg::Bool(gone.get(), 0, 0)) {  // dropped by another writer of the run
+      bookkeeping_ready_ = false;
+      return pg::Command(conn(), "COMMIT", "committing");
+    }
+    DBS_ASSIGN_OR_RETURN(
+        ResultPtr res,
+        pg::ExecParams(
+            conn(),
+            "SELECT NOT EXISTS (SELECT 1 FROM _dbstreams.dbstreams_state WHERE stream <> $1) "
+            "  AND NOT EXISTS (SELECT 1 FROM _dbstreams.applied WHERE stream <> $1) "
+            "  AND NOT EXISTS (SELECT 1 FROM _dbstreams.cdc_checkpoint WHERE stream <> $1) "
+            "  AND (SELECT count(*) FROM pg_class WHERE relnamespace = '_dbstreams'::regnamespace "
+            "       AND relkind NOT IN ('i', 'S', 't')) = 3",
+            {options_.stream}, "checking the bookkeeping"));
+    if (pg::Bool(res.get(), 0, 0)) {
+      DBS_RETURN_IF_ERROR(pg::Command(conn(), "DROP SCHEMA _dbstreams CASCADE",
+                                      "dropping the bookkeeping of the failed run"));
+      bookkeeping_ready_ = false;
+    }
+    return pg::Command(conn(), "COMMIT", "committing");
+  };
+  Status s = body();
+  if (!s.ok()) {
+    pg::RollbackQuietly(conn());
+    bookkeeping_ready_ = false;
+  }
+  return s;
 }
 
 // --- CDC -----------------------------------------------------------------------------------

@@ -1,19 +1,42 @@
 // The PostgreSQL sink (libpq), chosen by Sink::Open for postgres:// targets.
 //
 // Bookkeeping lives in the target, in schema _dbstreams (created on first use):
-//   _dbstreams.dbstreams_state(stream, tbl, phase)  one row per stream and target table: the
-//       schema policy and write mode were applied ('prepared'), indexes and checks were created
-//       ('indexed'), foreign keys too ('finished');
+//   _dbstreams.dbstreams_state(stream, tbl, phase, shadow, swap)  one row per stream and target
+//       table: the schema policy and write mode were applied ('prepared'), indexes and checks
+//       were created ('indexed'), foreign keys too ('finished'); shadow: the schema of the
+//       table's shadow copy ('' when written in place), swap: how it comes in ('new', 'copy').
+//       The run's own row has tbl = '': phase 'swapped' or 'failed';
 //   _dbstreams.applied(stream, bundle_id)           the ids of the bundles written.
+//
+// Shadow tables (SinkOptions::shadow_tables; the writers set it): a table the run creates (any
+// policy that creates, drop_and_recreate included: the old table stays) is created in schema
+// _dbs_shadow_<16 hex digits of FNV-1a(stream, target schema)> under its own name; an existing
+// table under truncate_and_load gets a copy there (CREATE TABLE ... (LIKE t INCLUDING DEFAULTS
+// INCLUDING GENERATED)) and is not truncated. Apply writes into the copies. FinishStream builds
+// keys, indexes, checks and foreign keys on the 'new' copies (foreign keys between copies point
+// at the copies), then SwapIn, once, under the run's lock, in ONE transaction: drops the old
+// tables of drop_and_recreate (CASCADE), moves the 'new' copies in (ALTER TABLE ... SET SCHEMA:
+// indexes, constraints, owned sequences move along), TRUNCATEs the 'copy' tables together and
+// fills them (INSERT ... SELECT, referenced tables first), creates their indexes, checks and
+// the foreign keys from or to them, drops the shadow schemas, records 'swapped'. A table that
+// appeared during the run under a policy other than drop_and_recreate fails the swap.
+// AbandonStream (under the same lock): records 'failed' (PrepareTable then refuses), drops the
+// shadow schemas (keep_partial: keeps them, returns the copies' names) and the run's applied
+// records, then drops _dbstreams when no other stream has rows there. The first PrepareTable of
+// a sink drops what earlier runs of the same stream name ("<name>.<run>") left: their shadow
+// schemas, state rows and applied records. Test hook: DBS_TEST_SWAP_PAUSE_SECONDS (seconds to
+// sleep inside the swap transaction before COMMIT).
 //
 // PrepareTable(t), under pg_advisory_xact_lock(hash(stream, target table)), in one transaction
 // with the state row, so exactly one writer applies it, once:
 //   schema policy  fail_if_exists: AlreadyExists when the table exists; create_missing: create
-//                  it when missing; drop_and_recreate: DROP TABLE ... CASCADE, then create;
+//                  it when missing; drop_and_recreate: DROP TABLE ... CASCADE, then create
+//                  (with shadow tables: create the copy, drop at the swap);
 //                  validate_existing: NotFound when missing, FailedPrecondition listing every
 //                  difference (missing columns, types that cannot hold the values, NOT NULL
 //                  target columns without default that the source does not fill).
-//   write mode     truncate_and_load: TRUNCATE an existing table; fail_if_not_empty:
+//   write mode     truncate_and_load: TRUNCATE an existing table (with shadow tables: a copy,
+//                  see above); fail_if_not_empty:
 //                  FailedPrecondition when it has rows; upsert: FailedPrecondition unless the
 //                  source has a primary key and the target a unique index on those columns;
 //                  append: nothing.
