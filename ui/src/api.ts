@@ -121,7 +121,8 @@ export interface TestResult { ok: boolean; latencyMs: number; serverVersion?: st
 export type RunState = 'starting' | 'running' | 'paused' | 'stopping' | 'completed' | 'failed' | 'stopped'
 export interface Run {
   id: string; streamId: string; stream: string; state: RunState; error: string | null
-  rows: number; bytes: number; startedAt: number; endedAt: number | null; readerService?: string
+  rows: number; bytes: number; startedAt: number; endedAt: number | null;  // unix ms
+  readerService?: string
 }
 export interface TableProgress { name: string; estimatedRows: number; rowsRead: number; rowsWritten: number; progress: number | null }
 export interface RunStatus extends Run {
