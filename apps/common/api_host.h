@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/api_server.h"
+#include "api/static_ui.h"
 #include "core/config.h"
 #include "core/logging.h"
 #include "store/config_store.h"
@@ -29,6 +30,9 @@ inline std::vector<FlagSpec> ApiFlags(const std::string& default_data_dir) {
       {"master-key-file", "DBS_MASTER_KEY_FILE", "",
        "the secrets' master key file, best outside the data folder (default: "
        "<data-dir>/master.key; DBS_MASTER_KEY=<64 hex digits> instead of a file)"},
+      {"ui-dir", "DBS_UI_DIR", "auto",
+       "built web UI served at / (auto: ui/dist of the source tree, else share/dbstreams/ui; "
+       "off: none)"},
       {"log-level", "DBS_LOG_LEVEL", "info", "trace, debug, info, warn or error"},
       {"help", "", "false", "show this help", true},
   };
@@ -71,6 +75,8 @@ inline Result<api::ApiServerOptions> ApiOptions(const Config& cfg) {
   o.port = static_cast<int>(port);
   o.tls_cert_file = cfg.GetString("tls-cert");
   o.tls_key_file = cfg.GetString("tls-key");
+  o.serve_ui = cfg.GetString("ui-dir") != "off";
+  o.ui_dir = api::ResolveUiDir(cfg.GetString("ui-dir"));
   std::stringstream ss(cfg.GetString("cors-origins"));
   for (std::string item; std::getline(ss, item, ',');) {
     if (!item.empty()) o.cors_origins.push_back(item);

@@ -157,6 +157,7 @@ int Serve(int argc, const char* const* argv) {
     std::printf("  first API key (shown once, keep it): %s\n", first->c_str());
   }
   std::printf("press Ctrl-C to stop\n");
+  if (options->serve_ui) std::printf("web UI: %s/\n", (*server)->url().c_str());
   std::fflush(stdout);
   int sig = 0;
   sigwait(&stop, &sig);

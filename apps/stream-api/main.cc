@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   if (!first->empty()) {
     std::printf("first API key (shown once, keep it): %s\n", first->c_str());
   }
+  if (options->serve_ui) std::printf("web UI: %s/\n", (*server)->url().c_str());
   std::fflush(stdout);
   int sig = 0;
   sigwait(&stop, &sig);

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "api/connections.h"
+#include "api/static_ui.h"
 #include "bus/protocol.h"
 #include "config/stream_config.h"
 #include "core/config.h"
@@ -597,6 +598,9 @@ struct ApiServer::Impl {
       t_route.clear();
       t_start = std::chrono::steady_clock::now();
       Cors(req, res);
+      if (options.serve_ui && IsStaticUiRequest(req)) {
+        return httplib::Server::HandlerResponse::Unhandled;  // the web UI's files: no key
+      }
       return Gate(req, res);
     });
     server->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
@@ -1420,6 +1424,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(const ApiServerOptions& opti
   impl->server->set_tcp_nodelay(true);  // no 40 ms Nagle + delayed-ACK stalls
   impl->RegisterRoutes();
   impl->Install();
+  if (options.serve_ui) RegisterStaticUi(impl->server.get(), options.ui_dir);  // after the API
   int port = options.port == 0
                  ? impl->server->bind_to_any_port(options.host)
                  : (impl->server->bind_to_port(options.host, options.port) ? options.port : -1);

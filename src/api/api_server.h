@@ -64,6 +64,8 @@ struct ApiServerOptions {
   std::string metrics_listen;
   AuthBackoffOptions auth_backoff;
   OrchestratorOptions orchestrator;
+  bool serve_ui = false;  // the web UI at "/" (static_ui.h), from ui_dir ("" = not built)
+  std::string ui_dir;
 };
 
 struct RouteInfo {
