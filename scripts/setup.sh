@@ -75,3 +75,15 @@ if [ ! -x tools/openapi-lint/node_modules/.bin/redocly ]; then
   echo "setup: installing the OpenAPI linter (npm ci in tools/openapi-lint)"
   (cd tools/openapi-lint && npm ci --silent --no-audit --no-fund)
 fi
+
+# Web UI (ui/): Debian's Chromium for the browser tests (never a downloaded browser build), and
+# the pinned npm packages from ui/package-lock.json when they are missing or out of date.
+if ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed"; then
+  echo "setup: installing chromium (UI tests)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+if [ ! -f ui/node_modules/.package-lock.json ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
+  echo "setup: npm ci in ui/"
+  (cd ui && npm ci --no-audit --no-fund --loglevel=error)
+fi

@@ -1,0 +1,344 @@
+// End-to-end test of the web UI in a real browser (Debian's Chromium driven by playwright-core)
+// against a real `dbstreams serve` with real MariaDB and PostgreSQL (dbstreams-testenv).
+//
+//   node tests/ui/e2e.mjs --dbstreams build/release/apps/dbstreams \
+//     --testenv build/release/tests/dbstreams-testenv [--ui-dir ui/dist] [--out DIR]
+//
+// Signs in (a wrong key first), creates and tests a MariaDB and a PostgreSQL connection,
+// creates a MariaDB -> PostgreSQL load stream in the guided editor (and sees a validation error
+// next to its field), starts it, watches the monitoring page reach 100% and `completed`, opens
+// the run history, usage and live logs, sees the 409 of deleting a connection in use, checks the
+// static serving (content types, cache headers, SPA fallback, no traversal, API still behind the
+// key), and finally stops the server and sees the "unreachable" message. Screenshots go to --out.
+import { spawn, execFileSync } from 'node:child_process'
+import { createRequire } from 'node:module'
+import fs from 'node:fs'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import readline from 'node:readline'
+import { fileURLToPath } from 'node:url'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.resolve(here, '../..')
+const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => {
+  if (a.startsWith('--')) acc.push([a.slice(2), all[i + 1]])
+  return acc
+}, []))
+const bin = path.resolve(args.dbstreams ?? `${root}/build/release/apps/dbstreams`)
+const testenv = path.resolve(args.testenv ?? `${root}/build/release/tests/dbstreams-testenv`)
+const uiDir = path.resolve(args['ui-dir'] ?? `${root}/ui/dist`)
+const out = path.resolve(args.out ?? `${root}/ui/test-output`)
+const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium'
+const { chromium } = createRequire(`${root}/ui/package.json`)('playwright-core')
+
+const t0 = Date.now()
+const log = (...a) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s]`, ...a)
+function check(cond, what) {
+  if (!cond) throw new Error('check failed: ' + what)
+  log('ok:', what)
+}
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dbstreams-ui-e2e-'))
+const children = []
+let browser = null
+async function cleanup() {
+  if (browser) await browser.close().catch(() => {})
+  for (const c of children.reverse()) {
+    if (c.exitCode === null) c.kill('SIGTERM')
+  }
+  await new Promise((r) => setTimeout(r, 300))
+  fs.rmSync(tmp, { recursive: true, force: true })
+}
+const watchdog = setTimeout(async () => {
+  console.error('e2e: timed out after 170 s')
+  await cleanup()
+  process.exit(1)
+}, 170_000)
+
+function startTestenv() {
+  const envFile = path.join(tmp, 'env')
+  // stdin is a pipe: the servers stop when this process goes away, even if killed.
+  const p = spawn(testenv, ['--mariadb', '--postgres', '--env-file', envFile], { stdio: ['pipe', 'ignore', 'inherit'] })
+  children.push(p)
+  return new Promise((resolve, reject) => {
+    p.on('exit', (code) => reject(new Error(`dbstreams-testenv exited with ${code}`)))
+    const poll = setInterval(() => {
+      if (!fs.existsSync(envFile)) return
+      clearInterval(poll)
+      const env = Object.fromEntries(fs.readFileSync(envFile, 'utf8').trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
+      resolve(env)
+    }, 100)
+  })
+}
+
+function startServer() {
+  const p = spawn(bin, ['serve', '--data-dir', path.join(tmp, 'data'), '--port', '0', '--nats-port', '0', '--ui-dir', uiDir, '--log-level', 'info'],
+    { stdio: ['ignore', 'pipe', 'pipe'] })
+  children.push(p)
+  const serverLog = fs.createWriteStream(path.join(out, 'server.log'))
+  p.stderr.pipe(serverLog)
+  return new Promise((resolve, reject) => {
+    let key = '', ui = ''
+    p.on('exit', (code) => reject(new Error(`dbstreams serve exited with ${code}; see ${out}/server.log`)))
+    readline.createInterface({ input: p.stdout }).on('line', (line) => {
+      serverLog.write(line + '\n')
+      const k = line.match(/first API key.*: (\S+)/)
+      if (k) key = k[1]
+      const u = line.match(/^web UI: (\S+)/)
+      if (u) ui = u[1]
+      if (u) resolve({ proc: p, key, ui })
+    })
+  })
+}
+
+function seedMariaDb(env) {
+  const sql = `
+    CREATE DATABASE shop;
+    USE shop;
+    CREATE TABLE shop.customers (id INT PRIMARY KEY, name VARCHAR(80) NOT NULL, email VARCHAR(120), created DATETIME);
+    CREATE TABLE shop.products (id INT PRIMARY KEY, title VARCHAR(120), price DECIMAL(10,2));
+    CREATE TABLE shop.orders (id BIGINT PRIMARY KEY, customer_id INT NOT NULL, product_id INT, amount DECIMAL(12,2), note TEXT, placed DATETIME,
+      KEY (customer_id));
+    INSERT INTO shop.customers SELECT seq, CONCAT('customer ', seq), CONCAT('c', seq, '@example.com'), NOW() - INTERVAL seq MINUTE FROM seq_1_to_2000;
+    INSERT INTO shop.products SELECT seq, CONCAT('product ', seq), seq * 1.25 FROM seq_1_to_50;
+    INSERT INTO shop.orders SELECT seq, 1 + seq % 2000, 1 + seq % 50, (seq % 997) * 1.5, CONCAT('order note ', seq, ' ', REPEAT('x', seq % 40)), NOW() - INTERVAL seq SECOND FROM seq_1_to_400000;`
+  execFileSync('mariadb', ['--protocol=tcp', '-h', env.MYSQL_HOST, '-P', env.MYSQL_PORT, '-u', env.MYSQL_USER, '-e', sql],
+    { env: { ...process.env, MYSQL_PWD: env.MYSQL_PASSWORD } })
+}
+
+async function shot(page, name) {
+  await page.waitForTimeout(250)  // transitions
+  await page.screenshot({ path: path.join(out, `${name}.png`) })
+  log('screenshot', `${name}.png`)
+}
+
+async function pickOption(page, selectSel, text) {
+  await page.click(selectSel)
+  await page.locator('.n-base-select-option', { hasText: text }).first().click()
+}
+
+async function createConnection(page, c) {
+  await page.click('[data-test=new-connection]')
+  const dlg = page.locator('.n-card[role=dialog]')
+  await dlg.waitFor()
+  await dlg.locator('input[aria-label="Name"]').fill(c.name)
+  await dlg.locator(`[data-test=engine-${c.engine}]`).click()
+  await dlg.locator('input[aria-label="Host"]').fill(c.host)
+  await dlg.locator('input[aria-label="Port"]').fill(String(c.port))
+  await dlg.locator('input[aria-label="User"]').fill(c.user)
+  await dlg.locator('input[aria-label="Password"]').fill(c.password)
+  if (c.database) await dlg.locator('input[aria-label="Database"]').fill(c.database)
+  await dlg.locator('[data-test=test]').click()
+  const ok = dlg.locator('[data-test=test-ok]')
+  await ok.waitFor({ timeout: 15000 })
+  const text = await ok.innerText()
+  check(/MariaDB|PostgreSQL/.test(text) && /ms/.test(text), `connection test of ${c.name} shows the server version and latency (${text.split('\n').join(' ').slice(0, 80)})`)
+  await shot(page, `03-connection-form-${c.engine}`)
+  await dlg.locator('[data-test=save]').click()
+  await dlg.waitFor({ state: 'hidden' })
+  await page.locator('td', { hasText: c.name }).first().waitFor()
+}
+
+// A GET with the path sent exactly as given.
+function rawGet(base, rawPath) {
+  const u = new URL(base)
+  return new Promise((resolve, reject) => {
+    http.get({ host: u.hostname, port: u.port, path: rawPath }, (res) => {
+      let body = ''
+      res.on('data', (d) => (body += d))
+      res.on('end', () => resolve({ status: res.statusCode, body }))
+    }).on('error', reject)
+  })
+}
+
+async function staticChecks(base, key) {
+  const index = await fetch(base + '/')
+  check(index.status === 200 && index.headers.get('content-type').startsWith('text/html'), '/ serves index.html without a key')
+  check(index.headers.get('cache-control') === 'no-cache', 'index.html is revalidated (no-cache)')
+  const html = await index.text()
+  const asset = html.match(/\/assets\/[^"]+\.js/)[0]
+  const a = await fetch(base + asset)
+  check(a.status === 200 && a.headers.get('content-type').startsWith('text/javascript'), `${asset} is text/javascript`)
+  check(/immutable/.test(a.headers.get('cache-control')), 'hashed assets are cached as immutable')
+  const deep = await fetch(base + '/streams/s_123/edit')
+  check(deep.status === 200 && (await deep.text()) === html, 'a client route gets index.html (SPA fallback)')
+  const miss = await fetch(base + '/assets/missing-file.js')
+  check(miss.status === 404, 'a missing asset is 404, not index.html')
+  for (const p of ['/../../etc/passwd', '/..%2f..%2fetc/passwd', '/%2e%2e/%2e%2e/etc/passwd', '/assets/..%2f..%2f..%2fCMakeLists.txt', '/assets/%2e%2e/%2e%2e/%2e%2e/CMakeLists.txt']) {
+    const r = await rawGet(base, p)  // fetch() would normalize the dots away
+    const body = r.body
+    check((r.status === 400 || r.status === 404) && !body.includes('root:') && !body.includes('cmake_minimum_required'), `no traversal with ${p} (status ${r.status})`)
+  }
+  const api = await fetch(base + '/api/v1/streams')
+  check(api.status === 401, '/api/v1 still needs the key')
+  const unknown = await fetch(base + '/api/v1/nope', { headers: { 'X-API-Key': key } })
+  check(unknown.status === 404 && (await unknown.json()).error.code === 'not_found', 'an unknown API route is a JSON 404, never the UI')
+  const metrics = await fetch(base + '/metrics')
+  check(metrics.status === 401, '/metrics still needs the key')
+}
+
+async function main() {
+  fs.mkdirSync(out, { recursive: true })
+  for (const f of fs.readdirSync(out)) if (f.endsWith('.png')) fs.rmSync(path.join(out, f))
+  check(fs.existsSync(path.join(uiDir, 'index.html')), `the UI is built (${path.relative(root, uiDir)})`)
+  log('starting MariaDB and PostgreSQL')
+  const env = await startTestenv()
+  seedMariaDb(env)
+  log('seeded shop (customers 2,000, products 50, orders 400,000 rows)')
+  const server = await startServer()
+  const base = server.ui.replace(/\/$/, '')
+  log('dbstreams serve at', base)
+  await staticChecks(base, server.key)
+
+  browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] })
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+  const consoleErrors = []
+  page.on('pageerror', (e) => consoleErrors.push(String(e)))
+
+  // Sign-in: a wrong key, then the right one.
+  const tLoad = Date.now()
+  await page.goto(base + '/')
+  await page.locator('input[aria-label="API key"]').waitFor()
+  log(`sign-in screen loaded in ${Date.now() - tLoad} ms`)
+  check(page.url().endsWith('/signin'), 'an unsigned visit lands on the sign-in page')
+  await shot(page, '01-signin')
+  await page.locator('input[aria-label="API key"]').fill('dbs_wrong')
+  await page.click('button:has-text("Sign in")')
+  await page.locator('[data-test=signin-error]', { hasText: 'Wrong API key' }).waitFor()
+  check(true, 'a wrong key says "Wrong API key"')
+  await shot(page, '01-signin-wrong-key')
+  await page.locator('input[aria-label="API key"]').fill(server.key)
+  await page.click('button:has-text("Sign in")')
+  await page.waitForURL(/\/streams$/)
+  check(true, 'the right key opens the streams page')
+
+  // Connections.
+  await page.click('a[href="/connections"]')
+  await page.waitForURL(/\/connections$/)
+  await createConnection(page, { name: 'shop-mariadb', engine: 'mysql', host: env.MYSQL_HOST, port: env.MYSQL_PORT, user: env.MYSQL_USER, password: env.MYSQL_PASSWORD })
+  await createConnection(page, { name: 'analytics-pg', engine: 'postgres', host: env.PGHOST, port: env.PGPORT, user: env.PGUSER, password: env.PGPASSWORD, database: env.PGDATABASE })
+  await page.locator('input[aria-label="Search connections"]').fill('maria')
+  await page.waitForFunction(() => document.querySelectorAll('.n-data-table-tbody tr').length === 1)
+  check(true, 'search filters the connection list')
+  await page.locator('input[aria-label="Search connections"]').fill('')
+  await page.waitForFunction(() => document.querySelectorAll('.n-data-table-tbody tr').length === 2)
+  await page.locator('[data-test=ping]').first().click()
+  await page.locator('.n-tag', { hasText: 'OK ·' }).first().waitFor()
+  await shot(page, '02-connections')
+
+  // Stream editor: a bad name first (validation next to the field), then a good one.
+  await page.click('a[href="/streams"]')
+  await page.click('[data-test=new-stream]')
+  await page.waitForURL(/\/streams\/new$/)
+  await page.locator('input[aria-label="Stream name"]').fill('shop to pg!')
+  await pickOption(page, '[data-test=source-select]', 'shop-mariadb')
+  await page.click('[data-test=next]')
+  await pickOption(page, '[data-test=schema-select]', 'shop')
+  await page.locator('[data-test=table-picker] td', { hasText: 'orders' }).waitFor()
+  await shot(page, '04-editor-tables')
+  await page.click('[data-test=next]')
+  await pickOption(page, '[data-test=target-select]', 'analytics-pg')
+  await page.click('[data-test=next]')
+  await page.click('[data-test=mode-load]')
+  await page.locator('input[aria-label="Bundle size"]').fill('2000')
+  await page.click('[data-test=next]')
+  await page.click('[data-test=save-stream]')
+  const nameErr = page.locator('.n-form-item-feedback', { hasText: 'name is required' })
+  await nameErr.waitFor()
+  check(true, 'the API\'s validation error is shown next to the name field')
+  await shot(page, '05-editor-validation')
+  await page.locator('input[aria-label="Stream name"]').fill('shop-to-pg')
+  await page.click('text=JSON')
+  await page.locator('.cm-content').first().waitFor()
+  check((await page.locator('.cm-content').first().innerText()).includes('"shop.*"'), 'the JSON view shows the config (tables shop.*)')
+  await shot(page, '06-editor-json')
+  await page.click('text=Guided')
+  await page.click('[data-test=save-stream]')
+  await page.waitForURL(/\/streams\/s_[^/]+$/)
+  check(true, 'the stream is saved')
+
+  // Start it and watch it complete on the monitoring page.
+  await page.click('[data-test=start]')
+  await page.waitForURL(/\/runs\/[^/]+$/)
+  const runUrl = page.url()
+  await page.locator('[data-test=overall-progress]').waitFor()
+  await page.waitForFunction(() => {
+    const rows = document.querySelectorAll('[data-test=tables] .n-data-table-tbody tr')
+    return rows.length >= 3 || document.querySelector('[data-state=completed]')
+  }, null, { timeout: 30000 })
+  await shot(page, '07-run-live')
+  await page.locator('.n-tag[data-state=completed]').waitFor({ timeout: 90000 })
+  await page.waitForFunction(() => document.querySelector('[data-test=overall-progress]')?.textContent?.includes('100'))
+  check(true, `the run completed and shows 100% (${runUrl.split('/').pop()})`)
+  const tablesText = await page.locator('[data-test=tables]').innerText()
+  check(tablesText.includes('400,000') || tablesText.includes('orders'), 'per-table progress lists the orders table')
+  check(!(await page.locator('[data-test=run-error]').count()), 'no run error')
+  await shot(page, '08-run-completed')
+
+  // History, list, usage, logs.
+  await page.click('.crumb')
+  await page.waitForURL(/\/streams\/s_[^/]+$/)
+  await page.locator('[data-test=run-history] .n-tag[data-state=completed]').waitFor()
+  check(true, 'the run history shows the completed run')
+  await shot(page, '09-stream-history')
+  await page.click('a[href="/streams"]')
+  await page.locator('[data-test=last-run] [data-state=completed]').waitFor()
+  await shot(page, '10-streams')
+  await page.click('a[href="/usage"]')
+  await page.locator('canvas').first().waitFor()
+  await shot(page, '11-usage')
+  await page.click('a[href="/logs"]')
+  await page.locator('.n-tag', { hasText: 'live' }).waitFor()
+  // Produce a log record: a connection created through the API is logged.
+  await fetch(base + '/api/v1/connections/test', { method: 'POST', headers: { 'X-API-Key': server.key, 'Content-Type': 'application/json' }, body: '{}' })
+  await fetch(base + '/api/v1/connections', { method: 'POST', headers: { 'X-API-Key': server.key, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'log-probe', engine: 'postgres', host: '127.0.0.1', port: 1 }) })
+  await page.locator('[data-test=logs] .line', { hasText: 'connection created' }).first().waitFor({ timeout: 15000 })
+  check(true, 'live logs show a new record')
+  await shot(page, '12-logs')
+
+  // Deleting a connection in use: the 409 explained.
+  await page.click('a[href="/connections"]')
+  const row = page.locator('tr', { hasText: 'shop-mariadb' })
+  await row.locator('button[aria-label="Delete shop-mariadb"]').click()
+  await page.locator('.n-dialog__action button', { hasText: 'Delete' }).click()
+  await page.locator('.n-dialog', { hasText: 'Connection in use' }).waitFor()
+  check((await page.locator('.n-dialog', { hasText: 'Connection in use' }).innerText()).includes('shop-to-pg'), 'the 409 names the stream using the connection')
+  await shot(page, '13-connection-in-use')
+  await page.locator('.n-dialog__action button', { hasText: 'OK' }).click()
+
+  // Dark theme, then a stopped server: a readable message, never a blank screen.
+  await page.click('button:has-text("Dark theme")')
+  await page.click('a[href="/streams"]')
+  await page.locator('[data-test=last-run]').waitFor()
+  await shot(page, '14-streams-dark')
+  await page.click('button:has-text("Light theme")')
+  check(consoleErrors.length === 0, 'no uncaught errors in the page' + (consoleErrors.length ? ': ' + consoleErrors.join('; ') : ''))
+  await page.click('[data-test=signout]')
+  await page.waitForURL(/\/signin/)
+  server.proc.removeAllListeners('exit')
+  server.proc.kill('SIGTERM')
+  await new Promise((r) => server.proc.once('exit', r))
+  await page.locator('input[aria-label="API key"]').fill(server.key)
+  await page.click('button:has-text("Sign in")')
+  await page.locator('[data-test=signin-error]', { hasText: 'Server unreachable' }).waitFor()
+  check(true, 'a stopped server gives "Server unreachable"')
+  await shot(page, '15-server-stopped')
+}
+
+main().then(async () => {
+  clearTimeout(watchdog)
+  await cleanup()
+  log('e2e: all checks passed; screenshots in', out)
+  process.exit(0)
+}).catch(async (e) => {
+  clearTimeout(watchdog)
+  console.error('e2e FAILED:', e?.stack ?? e)
+  try {
+    const pages = browser ? browser.contexts().flatMap((c) => c.pages()) : []
+    if (pages[0]) await pages[0].screenshot({ path: path.join(out, 'failure.png') })
+  } catch { /* best effort */ }
+  await cleanup()
+  process.exit(1)
+})
