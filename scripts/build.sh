@@ -28,8 +28,8 @@ ninja -C "build/$kind" -j "$jobs"
 
 # The web UI (ui/dist, served by the API at /): rebuilt only when its sources changed.
 if [ -d ui/node_modules ]; then
-  if [ ! -f ui/dist/index.html ] || [ -n "$(find ui/src ui/public ui/index.html ui/vite.config.ts \
-      ui/package-lock.json -newer ui/dist/index.html -print -quit)" ]; then
+  if [ ! -f ui/dist/index.html ] || [ -n "$(find ui/src ui/public ui/scripts ui/index.html \
+      ui/vite.config.ts ui/package-lock.json -newer ui/dist/index.html -print -quit)" ]; then
     (cd ui && npm run --silent build >/dev/null) && echo "build: web UI built in ui/dist"
   fi
 else

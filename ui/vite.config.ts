@@ -13,7 +13,6 @@ export default defineConfig({
         manualChunks(id: string) {
           if (id.includes('node_modules/chart.js')) return 'charts'
           if (id.includes('node_modules/@codemirror') || id.includes('node_modules/codemirror') || id.includes('node_modules/@lezer')) return 'editor'
-          if (id.includes('node_modules/naive-ui') || id.includes('node_modules/vueuc') || id.includes('node_modules/css-render') || id.includes('node_modules/date-fns')) return 'naive'
           return undefined
         },
       },

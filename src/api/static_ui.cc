@@ -24,11 +24,31 @@ const char kNotBuilt[] =
 
 bool StartsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
+// cpp-httplib compresses text/* responses itself when the browser accepts it, with brotli at
+// quality 11 (0.7 s for a 200 KB script on a busy 2-core machine). JavaScript, the bulk of the
+// UI, is compressed once at build time (ui/scripts/compress.mjs) and sent under this type,
+// which httplib leaves alone (it only compresses an exact "application/javascript").
+constexpr const char* kJavaScript = "application/javascript; charset=utf-8";
+
+// The accepted precompressed variant of `file` ({".br", "br"} or {".gz", "gzip"}), if any.
+std::pair<std::string, std::string> Precompressed(const httplib::Request& req,
+                                                  const fs::path& file) {
+  const std::string accept = req.get_header_value("Accept-Encoding");
+  std::error_code ec;
+  for (const auto& [ext, name] : {std::pair<const char*, const char*>{".br", "br"}, {".gz", "gzip"}}) {
+    if (accept.find(name) == std::string::npos) continue;
+    fs::path p = file;
+    p += ext;
+    if (fs::is_regular_file(p, ec)) return {p.string(), name};
+  }
+  return {};
+}
+
 std::string ContentType(const std::string& ext) {
   static const std::pair<const char*, const char*> kTypes[] = {
       {".html", "text/html; charset=utf-8"},
-      {".js", "text/javascript; charset=utf-8"},
-      {".mjs", "text/javascript; charset=utf-8"},
+      {".js", kJavaScript},
+      {".mjs", kJavaScript},
       {".css", "text/css; charset=utf-8"},
       {".json", "application/json"},
       {".map", "application/json"},
@@ -125,8 +145,14 @@ void RegisterStaticUi(httplib::Server* server, const std::string& dir) {
       }
       file = root / "index.html";  // a client route: the app's router handles it
     }
+    const std::string type = ContentType(file.extension().string());
     std::string body;
-    if (!ReadFile(file, &body)) {
+    if (type == kJavaScript) {
+      res.set_header("Vary", "Accept-Encoding");
+      auto [path, encoding] = Precompressed(req, file);
+      if (!path.empty() && ReadFile(path, &body)) res.set_header("Content-Encoding", encoding);
+    }
+    if (body.empty() && !ReadFile(file, &body)) {
       res.status = 500;
       res.set_content("cannot read " + file.filename().string() + "\n",
                       "text/plain; charset=utf-8");
@@ -139,7 +165,7 @@ void RegisterStaticUi(httplib::Server* server, const std::string& dir) {
       res.set_header("X-Frame-Options", "DENY");
       res.set_header("Referrer-Policy", "no-referrer");
     }
-    res.set_content(std::move(body), ContentType(file.extension().string()));
+    res.set_content(std::move(body), type);
   });
 }
 

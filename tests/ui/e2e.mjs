@@ -158,8 +158,9 @@ async function staticChecks(base, key) {
   check(index.headers.get('cache-control') === 'no-cache', 'index.html is revalidated (no-cache)')
   const html = await index.text()
   const asset = html.match(/\/assets\/[^"]+\.js/)[0]
-  const a = await fetch(base + asset)
-  check(a.status === 200 && a.headers.get('content-type').startsWith('text/javascript'), `${asset} is text/javascript`)
+  const a = await fetch(base + asset, { headers: { 'Accept-Encoding': 'gzip, deflate, br' } })
+  check(a.status === 200 && a.headers.get('content-type').startsWith('application/javascript'), `${asset} is application/javascript`)
+  check(a.headers.get('content-encoding') === 'br', `${asset} is sent brotli-compressed from the build (${a.headers.get('content-encoding')})`)
   check(/immutable/.test(a.headers.get('cache-control')), 'hashed assets are cached as immutable')
   const deep = await fetch(base + '/streams/s_123/edit')
   check(deep.status === 200 && (await deep.text()) === html, 'a client route gets index.html (SPA fallback)')
@@ -203,6 +204,15 @@ async function main() {
   log(`sign-in screen loaded in ${Date.now() - tLoad} ms`)
   check(page.url().endsWith('/signin'), 'an unsigned visit lands on the sign-in page')
   await shot(page, '01-signin')
+  // First-screen time with a warm browser and an empty cache (a new context).
+  const ctx2 = await browser.newContext()
+  const p2 = await ctx2.newPage()
+  const tFirst = Date.now()
+  await p2.goto(base + '/')
+  await p2.locator('input[aria-label="API key"]').waitFor()
+  const firstMs = Date.now() - tFirst
+  await ctx2.close()
+  check(firstMs < 2000, `the sign-in screen loads in ${firstMs} ms (cold cache, warm browser)`)
   await page.locator('input[aria-label="API key"]').fill('dbs_wrong')
   await page.click('button:has-text("Sign in")')
   await page.locator('[data-test=signin-error]', { hasText: 'Wrong API key' }).waitFor()
