@@ -10,7 +10,7 @@
 // the run history, usage and live logs, sees the 409 of deleting a connection in use, checks the
 // static serving (content types, cache headers, SPA fallback, no traversal, API still behind the
 // key), and finally stops the server and sees the "unreachable" message. Screenshots go to --out.
-import { spawn, execFileSync } from 'node:child_process'
+import { spawn, execFile, execFileSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import fs from 'node:fs'
 import http from 'node:http'
@@ -308,6 +308,48 @@ async function main() {
   check(true, 'live logs show a new record')
   await shot(page, '12-logs')
 
+  // A load+cdc stream: changes at the source move the CDC numbers and charts; pause, resume, stop.
+  const api = (method, p, body) => fetch(base + '/api/v1' + p, { method, headers: { 'X-API-Key': server.key, 'Content-Type': 'application/json' },
+    body: body && JSON.stringify(body) }).then((r) => r.json())
+  const conns = (await api('GET', '/connections')).items
+  const id = (n) => conns.find((c) => c.name === n).id
+  await api('POST', '/streams', { name: 'shop-cdc', mode: 'load+cdc', source: { connection: id('shop-mariadb') },
+    target: { connection: id('analytics-pg') }, tables: ['shop.products'], targetSchema: 'shop_cdc', dataBundleSize: 500 })
+  await page.click('a[href="/streams"]')
+  await page.locator('tr', { hasText: 'shop-cdc' }).locator('[data-test=start]').click()
+  await page.waitForURL(/\/runs\/[^/]+$/)
+  await page.locator('.n-card', { hasText: 'Change data capture' }).first().waitFor()
+  await page.locator('.n-tag[data-state=running]').waitFor({ timeout: 30000 })
+  let stopChanges = false
+  const changer = (async () => {
+    for (let i = 0; !stopChanges && i < 60; i++) {
+      const lo = 1000 + i * 50
+      await new Promise((resolve) => execFile('mariadb', ['--protocol=tcp', '-h', env.MYSQL_HOST, '-P', env.MYSQL_PORT, '-u', env.MYSQL_USER, '-D', 'shop', '-e',
+        `INSERT INTO shop.products SELECT seq, CONCAT('new ', seq), seq FROM seq_${lo}_to_${lo + 49}; UPDATE shop.products SET price = price + 1 WHERE id <= 50;`],
+        { env: { ...process.env, MYSQL_PWD: env.MYSQL_PASSWORD } }, (err) => { if (err) log('source change failed:', err.message); resolve() }))
+      await new Promise((r) => setTimeout(r, 400))
+    }
+  })()
+  const changes = page.locator('.n-statistic', { hasText: 'Changes applied' }).locator('.n-statistic-value')
+  await page.waitForFunction((el) => Number(el.textContent.replace(/[^0-9]/g, '')) >= 500, await changes.elementHandle(), { timeout: 40000 })
+  await page.waitForTimeout(1500)  // let the charts draw a few points
+  check(true, `CDC changes applied move on the monitor (${(await changes.innerText()).trim()})`)
+  const lag = (await page.locator('.n-statistic', { hasText: 'CDC lag' }).locator('.n-statistic-value').innerText()).trim()
+  check(/ms/.test(lag), `the CDC lag is shown (${lag})`)
+  await shot(page, '16-cdc-live')
+  await page.click('[data-test=pause]')
+  await page.locator('.n-tag[data-state=paused]').waitFor({ timeout: 20000 })
+  check(true, 'pause: the run is paused')
+  await page.click('[data-test=resume]')
+  await page.locator('.n-tag[data-state=running]').waitFor({ timeout: 20000 })
+  check(true, 'resume: the run is running again')
+  stopChanges = true
+  await changer
+  await page.click('[data-test=stop]')
+  await page.locator('.n-tag[data-state=stopped], .n-tag[data-state=completed]').first().waitFor({ timeout: 40000 })
+  check(true, 'stop: the run ends')
+  await shot(page, '17-cdc-stopped')
+
   // Deleting a connection in use: the 409 explained.
   await page.click('a[href="/connections"]')
   const row = page.locator('tr', { hasText: 'shop-mariadb' })
@@ -321,7 +363,7 @@ async function main() {
   // Dark theme, then a stopped server: a readable message, never a blank screen.
   await page.click('button:has-text("Dark theme")')
   await page.click('a[href="/streams"]')
-  await page.locator('[data-test=last-run]').waitFor()
+  await page.locator('[data-test=last-run]').first().waitFor()
   await shot(page, '14-streams-dark')
   await page.click('button:has-text("Light theme")')
   check(consoleErrors.length === 0, 'no uncaught errors in the page' + (consoleErrors.length ? ': ' + consoleErrors.join('; ') : ''))
