@@ -292,6 +292,17 @@ async function main() {
   await page.locator('[data-test=run-history] .n-tag[data-state=completed]').waitFor()
   check(true, 'the run history shows the completed run')
   await shot(page, '09-stream-history')
+  // Edit: the editor loads the saved stream; a changed bundle size is saved.
+  await page.click('button:has-text("Edit")')
+  await page.waitForURL(/\/edit$/)
+  await page.waitForFunction(() => document.querySelector('input[aria-label="Stream name"]')?.value === 'shop-to-pg')
+  for (let i = 0; i < 3; i++) await page.click('[data-test=next]')
+  check(await page.locator('input[aria-label="Bundle size"]').inputValue() === '2000', 'the editor shows the saved bundle size')
+  await page.locator('input[aria-label="Bundle size"]').fill('3000')
+  await page.click('[data-test=save-stream]')
+  await page.waitForURL(/\/streams\/s_[^/]+$/)
+  await page.locator('.cm-content', { hasText: '"dataBundleSize": 3000' }).waitFor()
+  check(true, 'an edited stream is saved (dataBundleSize 3000)')
   await page.click('a[href="/streams"]')
   await page.locator('[data-test=last-run] [data-state=completed]').waitFor()
   await shot(page, '10-streams')
@@ -359,6 +370,14 @@ async function main() {
   check((await page.locator('.n-dialog', { hasText: 'Connection in use' }).innerText()).includes('shop-to-pg'), 'the 409 names the stream using the connection')
   await shot(page, '13-connection-in-use')
   await page.locator('.n-dialog__action button', { hasText: 'OK' }).click()
+
+  // A narrow window: the menu collapses to icons, the run monitor stacks its charts.
+  await page.setViewportSize({ width: 820, height: 1000 })
+  await page.goto(runUrl)
+  await page.locator('.n-tag[data-state=completed]').waitFor()
+  await shot(page, '18-narrow-run')
+  await page.setViewportSize({ width: 1280, height: 800 })
+  await page.goto(base + '/streams')
 
   // Dark theme, then a stopped server: a readable message, never a blank screen.
   await page.click('button:has-text("Dark theme")')

@@ -30,3 +30,20 @@ export function ago(epochSec: number | null | undefined): string {
   if (s < 86400) return `${Math.floor(s / 3600)} h ago`
   return `${Math.floor(s / 86400)} d ago`
 }
+
+// A log record's fields beyond ts/level/msg as "k=v" text; the nested `fields` object is
+// flattened, and empty values are left out.
+export function logExtras(r: Record<string, unknown>, skip: string[] = ['ts', 'level', 'msg']): string {
+  const out: string[] = []
+  const add = (k: string, v: unknown) => {
+    if (v === '' || v == null) return
+    out.push(`${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+  }
+  for (const [k, v] of Object.entries(r)) {
+    if (skip.includes(k)) continue
+    if (k === 'fields' && v && typeof v === 'object' && !Array.isArray(v)) {
+      for (const [fk, fv] of Object.entries(v as Record<string, unknown>)) add(fk, fv)
+    } else add(k, v)
+  }
+  return out.join(' ')
+}
