@@ -35,7 +35,8 @@ std::pair<std::string, std::string> Precompressed(const httplib::Request& req,
                                                   const fs::path& file) {
   const std::string accept = req.get_header_value("Accept-Encoding");
   std::error_code ec;
-  for (const auto& [ext, name] : {std::pair<const char*, const char*>{".br", "br"}, {".gz", "gzip"}}) {
+  for (const auto& [ext, name] :
+       {std::pair<const char*, const char*>{".br", "br"}, {".gz", "gzip"}}) {
     if (accept.find(name) == std::string::npos) continue;
     fs::path p = file;
     p += ext;
