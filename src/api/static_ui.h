@@ -27,7 +27,9 @@ namespace dbs::api {
 // Registers the static UI handler on `server`; `dir` is the built UI folder ("" = none).
 void RegisterStaticUi(httplib::Server* server, const std::string& dir);
 
-// True for a GET/HEAD request the UI handler answers (not /api/..., not /metrics).
+// True for a GET/HEAD request the UI handler answers (not /api/..., not /metrics); the server
+// lets these through without a key. A new server route outside /api/ must be excluded here,
+// or it would be reachable without a key.
 bool IsStaticUiRequest(const httplib::Request& req);
 
 // The UI folder to serve for the --ui-dir value `flag`: "off" gives "", a path is used as is,
