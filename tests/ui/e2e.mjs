@@ -222,6 +222,8 @@ async function main() {
   await page.click('button:has-text("Sign in")')
   await page.waitForURL(/\/streams$/)
   check(true, 'the right key opens the streams page')
+  await page.locator('[data-test=health]', { hasText: '1 reader, 1 writer' }).waitFor()
+  check(true, 'the menu shows the live services (1 reader, 1 writer)')
 
   // Connections.
   await page.click('a[href="/connections"]')
