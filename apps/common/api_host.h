@@ -30,6 +30,10 @@ inline std::vector<FlagSpec> ApiFlags(const std::string& default_data_dir) {
       {"master-key-file", "DBS_MASTER_KEY_FILE", "",
        "the secrets' master key file, best outside the data folder (default: "
        "<data-dir>/master.key; DBS_MASTER_KEY=<64 hex digits> instead of a file)"},
+      {"metrics-token", "DBS_METRICS_TOKEN", "",
+       "a Prometheus scrape token for GET /metrics (Authorization: Bearer; 16+ characters)"},
+      {"metrics-listen", "DBS_METRICS_LISTEN", "",
+       "host:port of a second listener that serves only /metrics"},
       {"ui-dir", "DBS_UI_DIR", "auto",
        "built web UI served at / (auto: ui/dist of the source tree, else share/dbstreams/ui; "
        "off: none)"},
@@ -75,6 +79,8 @@ inline Result<api::ApiServerOptions> ApiOptions(const Config& cfg) {
   o.port = static_cast<int>(port);
   o.tls_cert_file = cfg.GetString("tls-cert");
   o.tls_key_file = cfg.GetString("tls-key");
+  o.metrics_token = cfg.GetString("metrics-token");
+  o.metrics_listen = cfg.GetString("metrics-listen");
   o.serve_ui = cfg.GetString("ui-dir") != "off";
   o.ui_dir = api::ResolveUiDir(cfg.GetString("ui-dir"));
   std::stringstream ss(cfg.GetString("cors-origins"));

@@ -20,6 +20,7 @@
 #include "config/stream_config.h"
 #include "core/config.h"
 #include "core/logging.h"
+#include "security/data_cipher.h"
 
 namespace dbs::api {
 
@@ -620,6 +621,17 @@ struct ApiServer::Impl {
   }
 
   // --- helpers used by routes
+  // The stream's key for row data on the bus (busEncryption): one per stream, made on its first
+  // encrypted start and kept in the secrets store, so a change stream resumed by a later run
+  // still opens what earlier runs published. Sent to the services sealed, like passwords.
+  Result<std::string> BusKey(const std::string& stream_id) {
+    const std::string ref = "stream/" + stream_id + "/bus-key";
+    auto key = secrets->Get(ref);
+    if (key.ok() || key.status().code() != StatusCode::kNotFound) return key;
+    std::string fresh = security::DataCipher::NewKeyHex();
+    DBS_RETURN_IF_ERROR(secrets->Put(ref, fresh));
+    return fresh;
+  }
   Result<std::string> Password(const store::ConnectionRecord& r) {
     if (r.secret_ref.empty()) return std::string();
     return secrets->Get(r.secret_ref);
@@ -1036,6 +1048,7 @@ void ApiServer::Impl::RegisterStreamRoutes(const std::string& v1) {
         DBS_ASSIGN_OR_RETURN(auto r, config->GetStream(c.params["id"]));
         DBS_RETURN_IF_ERROR(ActiveRunCheck(r.id, "deleting it"));
         DBS_RETURN_IF_ERROR(config->DeleteStream(r.id));
+        (void)secrets->Delete("stream/" + r.id + "/bus-key");
         return json(nullptr);
       },
       204);
@@ -1059,6 +1072,9 @@ void ApiServer::Impl::RegisterStreamRoutes(const std::string& v1) {
       [this](Ctx& c) -> Result<json> {
         DBS_ASSIGN_OR_RETURN(auto r, config->GetStream(c.params["id"]));
         DBS_ASSIGN_OR_RETURN(json resolved, ResolveStream(r.config, true));
+        if (resolved.value("busEncryption", false)) {
+          DBS_ASSIGN_OR_RETURN(resolved["busKey"], BusKey(r.id));
+        }
         DBS_ASSIGN_OR_RETURN(auto run, orch->StartRun(r, resolved));
         return RunRecordJson(run);
       },
@@ -1334,6 +1350,14 @@ std::string ApiServer::Impl::Metrics() {
   out += "dbs_active_rows_written " + std::to_string(c.rows_written) + "\n";
   out += "# HELP dbs_active_bytes Bytes published by active runs.\n# TYPE dbs_active_bytes gauge\n";
   out += "dbs_active_bytes " + std::to_string(c.bytes) + "\n";
+  if (c.bus_storage_bytes >= 0) {
+    out +=
+        "# HELP dbs_bus_storage_bytes JetStream file storage of the bus (every stream, this "
+        "account).\n# TYPE dbs_bus_storage_bytes gauge\n";
+    out += "dbs_bus_storage_bytes " + std::to_string(c.bus_storage_bytes) + "\n";
+    out += "# HELP dbs_bus_streams JetStream streams on the bus.\n# TYPE dbs_bus_streams gauge\n";
+    out += "dbs_bus_streams " + std::to_string(c.bus_streams) + "\n";
+  }
   out += "# HELP dbs_sse_clients Connected SSE clients.\n# TYPE dbs_sse_clients gauge\n";
   out += "dbs_sse_clients " + std::to_string(sse_clients.load()) + "\n";
   out +=

@@ -557,6 +557,45 @@ TEST_F(SecurityApiTest, NoPasswordOnTheBusAndNoDataLeftAfterALoad) {
   EXPECT_EQ(sniffed_.find(kSecret), std::string::npos) << "a password travelled on the bus";
 }
 
+// busEncryption through the API: the key is the stream's, kept in the secrets store and sent
+// sealed; rows cross the bus encrypted; /metrics reports the bus's storage.
+TEST_F(SecurityApiTest, EncryptedStreamThroughTheApi) {
+  ASSERT_TRUE(pg_->CreateDatabase("encapi_src").ok());
+  ASSERT_TRUE(pg_->CreateDatabase("encapi_dst").ok());
+  ASSERT_TRUE(pg_->Exec("CREATE TABLE t (id int PRIMARY KEY, v text);"
+                        "INSERT INTO t SELECT g, 'api-clear-row-' || md5(g::text) "
+                        "FROM generate_series(1, 1000) g",
+                        "encapi_src")
+                  .ok());
+  const std::string src = PgConnection("encapi-src", "encapi_src");
+  const std::string dst = PgConnection("encapi-dst", "encapi_dst");
+  json body = {{"name", "encapi"},
+               {"source", {{"connection", src}}},
+               {"target", {{"connection", dst}}},
+               {"busEncryption", true}};
+  body["busKey"] = std::string(64, 'a');
+  EXPECT_EQ(Call("POST", "/api/v1/streams", body).first, 400);  // a key is never stored
+  body.erase("busKey");
+  auto s = Call("POST", "/api/v1/streams", body);
+  ASSERT_EQ(s.first, 201) << s.second.dump();
+  const std::string sid = s.second["id"];
+  auto run = Call("POST", "/api/v1/streams/" + sid + "/start", json::object());
+  ASSERT_EQ(run.first, 202) << run.second.dump();
+  EXPECT_EQ(WaitForState(run.second["id"], {"completed", "failed", "stopped"}), "completed");
+  EXPECT_EQ(Count("encapi_dst", "public.t"), 1000);
+  auto key = secrets_->Get("stream/" + sid + "/bus-key");
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  {
+    std::lock_guard<std::mutex> l(sniff_mu_);
+    EXPECT_EQ(sniffed_.find("api-clear-row-"), std::string::npos) << "a row crossed in clear";
+    EXPECT_EQ(sniffed_.find(*key), std::string::npos) << "the bus key crossed in clear";
+  }
+  httplib::Client c("127.0.0.1", server_->port());
+  auto m = c.Get("/metrics", {{"X-API-Key", key_}});
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("dbs_bus_storage_bytes "), std::string::npos) << m->body;
+}
+
 // Issue 11 (run states): a change stream started again after a drained stop follows its own
 // run's state, not the status the earlier run left on the bus; it stays running, can be paused
 // and stopped, and no second run of it can start meanwhile.
