@@ -251,6 +251,20 @@ void Orchestrator::MonitorLoop() {
         need_status.emplace_back(id, r.stream_name);
       }
     }
+    // Keep the figures of active runs in the store now and then, so a crash of this process
+    // loses at most a few seconds of them.
+    if (now - last_persist_ms_ > 5000) {
+      last_persist_ms_ = now;
+      for (auto& [id, live] : runs_) {
+        if (!live->rec.active()) continue;
+        uint64_t rows = 0;
+        for (const Table& t : live->tables) rows += t.written;
+        live->rec.rows = std::max(rows, live->rec.rows);
+        live->rec.bytes = std::max(live->bytes, live->rec.bytes);
+        KeepDetailsLocked(live.get());
+        (void)store_->PutRun(live->rec);
+      }
+    }
     // Forget finished runs (their records are in the store).
     for (auto it = runs_.begin(); it != runs_.end();) {
       it = it->second->rec.active() ? std::next(it) : runs_.erase(it);
@@ -327,8 +341,10 @@ void Orchestrator::FinishLocked(Live* live, const std::string& state, const std:
   uint64_t rows = 0;
   for (const Table& t : live->tables)
     rows += std::max(t.written, state == "completed" ? t.read : 0);
-  r.rows = rows;
-  r.bytes = live->bytes;
+  // A run followed again after an API restart has no live figures yet: keep the stored ones.
+  r.rows = std::max(rows, r.rows);
+  r.bytes = std::max(live->bytes, r.bytes);
+  KeepDetailsLocked(live);
   Status s = store_->PutRun(r);
   if (!s.ok()) Log(LogLevel::kError, "api", "cannot record the run", {F("error", s.ToString())});
   const int64_t cdc_seconds = live->cdc_started_ms > 0
@@ -344,6 +360,32 @@ void Orchestrator::FinishLocked(Live* live, const std::string& state, const std:
   // writers): stop them, so a finished run does no more work.
   if (state == "failed") to_stop_.push_back(r.id);
   cv_.notify_all();
+}
+
+void Orchestrator::KeepDetailsLocked(Live* live) {
+  json j = LiveJsonLocked(*live);
+  json prior =
+      live->rec.details.empty() ? json::object() : json::parse(live->rec.details, nullptr, false);
+  json d = json::object();
+  // Figures the services never sent this API process (it restarted) stay as stored.
+  const bool have_tables = !j["tables"].empty();
+  d["tables"] = have_tables || !prior.is_object() ? j["tables"] : prior.value("tables", json());
+  d["progress"] =
+      have_tables || !prior.is_object() ? j["progress"] : prior.value("progress", json());
+  d["cdcLagMs"] = j["cdcLagMs"];
+  d["cdcChanges"] =
+      std::max<uint64_t>(j.value("cdcChanges", uint64_t{0}),
+                         prior.is_object() ? prior.value("cdcChanges", uint64_t{0}) : uint64_t{0});
+  d["writerServices"] = j["writerServices"];
+  if (!live->rec.active()) {
+    // A finished run's rates are its averages over the whole run.
+    const double secs =
+        static_cast<double>(std::max<int64_t>(1, live->rec.ended_at - live->rec.started_at)) /
+        1000.0;
+    d["rowsPerSecond"] = static_cast<double>(live->rec.rows) / secs;
+    d["bytesPerSecond"] = static_cast<double>(live->rec.bytes) / secs;
+  }
+  live->rec.details = d.dump();
 }
 
 Result<json> Orchestrator::Request(const std::string& subject, const json& body) {
@@ -613,6 +655,15 @@ Result<json> Orchestrator::RunStatus(const std::string& run_id) {
     j["rowsPerSecond"] = 0;
     j["bytesPerSecond"] = 0;
     j["cdcLagMs"] = nullptr;
+    j["cdcChanges"] = 0;
+    // The figures the run ended with (per table, average rates, CDC).
+    json d = r.details.empty() ? json() : json::parse(r.details, nullptr, false);
+    if (d.is_object()) {
+      for (auto& [k, v] : d.items()) {
+        if (k == "progress" && r.state == "completed") continue;
+        if (!v.is_null()) j[k] = v;
+      }
+    }
     stream = r.stream_name;
   }
   LogFilter f;

@@ -112,6 +112,8 @@ class Orchestrator {
   void MonitorLoop();
   // Ends a run (under mu_): record, usage, log.
   void FinishLocked(Live* live, const std::string& state, const std::string& error);
+  // Copies the live figures into live->rec.details (store::RunRecord).
+  void KeepDetailsLocked(Live* live);
   bool AliveLocked(const std::string& service, int64_t now) const;
   nlohmann::json LiveJsonLocked(const Live& live) const;
   Result<nlohmann::json> Request(const std::string& subject, const nlohmann::json& body);
@@ -141,6 +143,7 @@ class Orchestrator {
   std::vector<std::unique_ptr<bus::Subscription>> subs_;
   std::thread monitor_;
   int64_t started_ms_ = 0;
+  int64_t last_persist_ms_ = 0;
 };
 
 // The stored form of a run as API JSON.

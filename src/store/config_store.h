@@ -49,6 +49,9 @@ struct RunRecord {
   int64_t ended_at = 0;        // 0 while active
   uint64_t rows = 0;
   uint64_t bytes = 0;
+  // JSON of the run's last live figures (per table rows and progress, rates, CDC lag and
+  // changes), kept so a finished run shows what it did; "" when none were recorded.
+  std::string details;
   bool active() const {
     return state == "starting" || state == "running" || state == "paused" || state == "stopping";
   }

@@ -68,6 +68,8 @@ const char* const kMigrations[] = {
     "  prefix TEXT NOT NULL, created_at INTEGER NOT NULL, revoked_at INTEGER NOT NULL);",
     // 2: API keys may expire (unix seconds; 0: never).
     "ALTER TABLE api_keys ADD COLUMN expires_at INTEGER NOT NULL DEFAULT 0;",
+    // 3: a run's final figures (per table, rates, CDC), JSON.
+    "ALTER TABLE runs ADD COLUMN details TEXT NOT NULL DEFAULT '';",
 };
 constexpr int kSchemaVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 
@@ -274,10 +276,11 @@ class SqliteConfigStore : public ConfigStore {
     std::lock_guard<std::mutex> l(mu_);
     Stmt st(db_,
             "INSERT OR REPLACE INTO runs (id, stream_id, stream_name, state, error, "
-            "reader_service, started_at, ended_at, rows, bytes) VALUES (?,?,?,?,?,?,?,?,?,?)");
+            "reader_service, started_at, ended_at, rows, bytes, details) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?)");
     st.Bind(r.id).Bind(r.stream_id).Bind(r.stream_name).Bind(r.state).Bind(r.error);
     st.Bind(r.reader_service).Bind(r.started_at).Bind(r.ended_at);
-    st.Bind(static_cast<int64_t>(r.rows)).Bind(static_cast<int64_t>(r.bytes));
+    st.Bind(static_cast<int64_t>(r.rows)).Bind(static_cast<int64_t>(r.bytes)).Bind(r.details);
     return st.Step().status();
   }
   Result<RunRecord> GetRun(const std::string& id) override {
@@ -392,7 +395,7 @@ class SqliteConfigStore : public ConfigStore {
  private:
   static constexpr const char* kRunCols =
       "SELECT id, stream_id, stream_name, state, error, reader_service, started_at, ended_at, "
-      "rows, bytes FROM runs";
+      "rows, bytes, details FROM runs";
   static constexpr const char* kKeyCols =
       "SELECT id, name, hash, prefix, created_at, revoked_at, expires_at FROM api_keys";
 
@@ -482,6 +485,7 @@ class SqliteConfigStore : public ConfigStore {
     r.ended_at = st.Int(7);
     r.rows = static_cast<uint64_t>(st.Int(8));
     r.bytes = static_cast<uint64_t>(st.Int(9));
+    r.details = st.Text(10);
     return r;
   }
 

@@ -510,6 +510,14 @@ TEST_F(SecurityApiTest, NoPasswordOnTheBusAndNoDataLeftAfterALoad) {
   EXPECT_EQ(WaitForState(run.second["id"], {"completed", "failed", "stopped"}), "completed")
       << Call("GET", "/api/v1/runs/" + run.second["id"].get<std::string>(), json()).second.dump();
   EXPECT_EQ(Count("sec_dst", "public.t"), 3000);
+  // Issue 11 (run states): a finished run keeps its final figures (read from the store once the
+  // orchestrator forgot the run).
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto done = Call("GET", "/api/v1/runs/" + run.second["id"].get<std::string>(), json());
+  ASSERT_EQ(done.second["tables"].size(), 1u) << done.second.dump();
+  EXPECT_EQ(done.second["tables"][0].value("rowsWritten", 0), 3000) << done.second.dump();
+  EXPECT_EQ(done.second.value("rows", 0), 3000);
+  EXPECT_GT(done.second.value("rowsPerSecond", 0.0), 0.0) << done.second.dump();
 
   // The finished load's data is removed from the bus.
   bool gone = false;
@@ -544,6 +552,9 @@ TEST_F(SecurityApiTest, NoPasswordOnTheBusAndNoDataLeftAfterALoad) {
   EXPECT_EQ(Count("sec_cdc_dst", "public.t"), 3001);
   EXPECT_EQ(Call("POST", "/api/v1/runs/" + rid + "/stop", json::object()).first, 200);
   EXPECT_NE(WaitForState(rid, {"completed", "stopped", "failed"}), "failed");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto cdc_done = Call("GET", "/api/v1/runs/" + rid, json());
+  EXPECT_GE(cdc_done.second.value("cdcChanges", 0), 1) << cdc_done.second.dump();
   (void)pg_->Exec(
       "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
       "WHERE slot_name = 'dbs_sec_cdc' AND NOT active");
