@@ -83,6 +83,7 @@ void PrintVerdicts(const std::vector<TableVerdict>& verdicts) {
     std::fprintf(stdout, "  %-40s -> %-40s rows %llu/%llu  checksum %s\n", v.source_table.c_str(),
                  v.target_table.c_str(), static_cast<unsigned long long>(v.source.rows),
                  static_cast<unsigned long long>(v.target.rows), v.match() ? "equal" : "DIFFERENT");
+    if (!v.match()) std::fprintf(stdout, "    %s\n", v.Describe().c_str());
   }
 }
 

@@ -101,7 +101,10 @@ void Orchestrator::OnRunState(std::string_view data) {
   } else if (state == "completed") {
     if (kind == "reader") {
       live->reader_done = true;
+    } else if (live->verify && !j.contains("verification")) {
+      // A verified load completes with the report of the writer that verified it.
     } else {
+      if (j.contains("verification")) live->verification = j["verification"];
       FinishLocked(live, "completed", "");
     }
   } else if (state == "stopped") {
@@ -323,7 +326,9 @@ void Orchestrator::MonitorLoop() {
           writer.compare(writer.size() - suffix.size(), suffix.size(), suffix) != 0) {
         continue;
       }
-      if (j.value("state", "") == "complete") FinishLocked(it->second.get(), "completed", "");
+      if (j.value("state", "") == "complete" && !it->second->verify) {
+        FinishLocked(it->second.get(), "completed", "");
+      }
       if (j.value("state", "") == "failed") {
         FinishLocked(it->second.get(), "failed", j.value("error", "the stream failed"));
       }
@@ -377,6 +382,7 @@ void Orchestrator::KeepDetailsLocked(Live* live) {
       std::max<uint64_t>(j.value("cdcChanges", uint64_t{0}),
                          prior.is_object() ? prior.value("cdcChanges", uint64_t{0}) : uint64_t{0});
   d["writerServices"] = j["writerServices"];
+  if (!live->verification.is_null()) d["verification"] = live->verification;
   if (!live->rec.active()) {
     // A finished run's rates are its averages over the whole run.
     const double secs =
@@ -470,6 +476,7 @@ Result<store::RunRecord> Orchestrator::StartRun(const store::StreamRecord& strea
   live->rec.state = "starting";
   live->rec.started_at = now;
   live->mode = stream.config.value("mode", "load");
+  live->verify = live->mode == "load" && stream.config.value("verify", true);
   DBS_RETURN_IF_ERROR(store_->PutRun(live->rec));
   const std::string run_id = live->rec.id;
   {
@@ -633,6 +640,7 @@ json Orchestrator::LiveJsonLocked(const Live& live) const {
   j["cdcLagMs"] = live.lag_ms >= 0 ? json(live.lag_ms) : json(nullptr);
   j["cdcChanges"] = live.cdc_changes;
   j["writerServices"] = live.writers;
+  j["verification"] = live.verification;
   return j;
 }
 

@@ -99,7 +99,9 @@ class Orchestrator {
     int64_t cdc_started_ms = 0;  // first change-stream progress sample (usage: CDC seconds)
     uint64_t cdc_changes = 0;    // row changes applied by the writers
     int64_t last_status_check_ms = 0;
-    std::string mode;  // the stream's mode: load, cdc or load+cdc
+    std::string mode;             // the stream's mode: load, cdc or load+cdc
+    bool verify = false;          // a load verified by its writers before it completes
+    nlohmann::json verification;  // the verifying writer's report (null until then)
   };
   struct Service {
     nlohmann::json heartbeat;

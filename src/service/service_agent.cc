@@ -96,10 +96,13 @@ struct ServiceAgent::Impl {
   }
 
   void PublishState(const std::string& run, const std::string& stream, const std::string& state,
-                    const std::string& error) {
+                    const std::string& error, const json& report = nullptr) {
     json j = {{"run", run},           {"stream", stream}, {"service", options.id},
               {"kind", options.kind}, {"state", state},   {"ts", store::NowMillis()}};
     if (!error.empty()) j["error"] = error;
+    if (report.is_object()) {
+      for (auto& [k, v] : report.items()) j[k] = v;
+    }
     (void)nats->PublishCore(bus::SubjectRunState(run), j.dump());
     (void)nats->Flush(std::chrono::milliseconds(2000));
   }
@@ -201,7 +204,7 @@ struct ServiceAgent::Impl {
     Log(s.ok() || state == "stopped" ? LogLevel::kInfo : LogLevel::kError, "service",
         "run " + state,
         {F("stream", e->stream), F("run", e->run), F("service", options.id), F("error", error)});
-    if (report) PublishState(e->run, e->stream, state, error);
+    if (report) PublishState(e->run, e->stream, state, error, e->task->Report());
   }
 
   void HandleRunOp(natsMsg* msg, const json& req) {

@@ -2,6 +2,7 @@
 
 #include "core/logging.h"
 #include "reader/stream_reader.h"
+#include "verify/checksum.h"
 #include "writer/load_writer.h"
 
 namespace dbs::service {
@@ -52,7 +53,33 @@ class LoadWriterTask : public StreamTask {
  public:
   LoadWriterTask(const StreamConfig& config, bus::NatsConnection* nats, WriterOptions options)
       : config_(config), writer_(config_, nats, std::move(options)) {}
-  Status Run() override { return writer_.Run(); }
+  // A load with `verify` on (the default) is verified by the writer that completed it, before
+  // the run reports completed: counts and per-column checksums of every table on both sides
+  // (verify/checksum.h). A difference fails the run naming table, columns and a sample row.
+  Status Run() override {
+    DBS_RETURN_IF_ERROR(writer_.Run());
+    if (config_.mode != StreamMode::kLoad || !config_.verify || !writer_.won_completion()) {
+      return Status::Ok();
+    }
+    DBS_ASSIGN_OR_RETURN(std::vector<TableVerdict> verdicts, VerifyStream(config_));
+    nlohmann::json tables = nlohmann::json::array();
+    std::string bad;
+    for (const TableVerdict& v : verdicts) {
+      tables.push_back({{"source", v.source_table},
+                        {"target", v.target_table},
+                        {"rows", v.source.rows},
+                        {"match", v.match()}});
+      if (!v.match()) bad += (bad.empty() ? "" : "; ") + v.Describe();
+    }
+    report_ = {{"verification", {{"ok", bad.empty()}, {"tables", tables}}}};
+    if (!bad.empty()) {
+      return Status::Aborted("verification failed: " + bad).WithRetry(Retry::kFail);
+    }
+    Log(LogLevel::kInfo, "writer", "verified",
+        {F("stream", config_.name), F("tables", verdicts.size())});
+    return Status::Ok();
+  }
+  nlohmann::json Report() const override { return report_; }
   // CDC modes: a stop lets the writer finish by itself once the reader's drain marker is
   // applied; a forced stop ends at once.
   void Stop(bool force) override {
@@ -71,6 +98,7 @@ class LoadWriterTask : public StreamTask {
  private:
   const StreamConfig config_;  // LoadWriter keeps a reference to it
   LoadWriter writer_;
+  nlohmann::json report_;
 };
 
 }  // namespace

@@ -10,10 +10,14 @@
 //    the caller will not wait for it (the agent reports the run stopped at once).
 //  - Pause()/Resume() return Unsupported when the mode's engine has no pause point.
 //  - A task owns a copy of the config; the NatsConnection must outlive it.
+//  - Report() (after Run() returned) is what the task adds to its final state event, e.g. the
+//    verification a writer ran; null when nothing.
 #pragma once
 
 #include <memory>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "bus/jetstream.h"
 #include "config/stream_config.h"
@@ -28,6 +32,7 @@ class StreamTask {
   virtual void Stop(bool force) = 0;
   virtual Status Pause() = 0;
   virtual Status Resume() = 0;
+  virtual nlohmann::json Report() const { return nullptr; }
 };
 
 // The reader side of run `run_id`. Unsupported for modes this build cannot run yet.

@@ -53,7 +53,10 @@ Status LoadWriter::PublishStatus(const std::string& state, const std::string& er
   json j = {{"state", state}, {"writer", options_.writer_id}};
   if (!error.empty()) j["error"] = error;
   // One status per stream: the first writer's wins (broker de-duplication by id).
-  return nats_->Publish(bus::SubjectStatus(config_.name), j.dump(), id).status();
+  auto ack = nats_->Publish(bus::SubjectStatus(config_.name), j.dump(), id);
+  if (!ack.ok()) return ack.status();
+  if (state == "complete" && !ack->duplicate) won_completion_ = true;
+  return Status::Ok();
 }
 
 Result<bool> LoadWriter::CheckFinished(Sink* sink) {

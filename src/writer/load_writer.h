@@ -52,6 +52,9 @@ class LoadWriter {
  public:
   LoadWriter(const StreamConfig& config, bus::NatsConnection* nats, WriterOptions options);
   Status Run();
+  // After Run() returned OK: this writer published the stream's completion (the first writer to
+  // finish; exactly one of a run's writers does), so it is the one that verifies a load.
+  bool won_completion() const { return won_completion_; }
   void Stop() { stop_.store(true); }
   // Load phase: stop fetching bundles until Resume() (nothing is lost: they wait in JetStream).
   void Pause() { paused_.store(true); }
@@ -89,6 +92,7 @@ class LoadWriter {
   std::unique_ptr<Sink> sink_;  // opened by Run(), kept for Abandon()
   nlohmann::json plan_;
   std::optional<security::DataCipher> cipher_;  // set by Run() when busEncryption is on
+  bool won_completion_ = false;
 };
 
 }  // namespace dbs

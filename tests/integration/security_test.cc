@@ -594,6 +594,12 @@ TEST_F(SecurityApiTest, EncryptedStreamThroughTheApi) {
   ASSERT_EQ(run.first, 202) << run.second.dump();
   EXPECT_EQ(WaitForState(run.second["id"], {"completed", "failed", "stopped"}), "completed");
   EXPECT_EQ(Count("encapi_dst", "public.t"), 1000);
+  // Issue 11 (honest verification): a load started through the API is verified by default and
+  // the result is part of the run.
+  auto verified = Call("GET", "/api/v1/runs/" + run.second["id"].get<std::string>(), json());
+  ASSERT_TRUE(verified.second["verification"].is_object()) << verified.second.dump();
+  EXPECT_EQ(verified.second["verification"].value("ok", false), true) << verified.second.dump();
+  EXPECT_EQ(verified.second["verification"]["tables"].size(), 1u);
   auto key = secrets_->Get("stream/" + sid + "/bus-key");
   ASSERT_TRUE(key.ok()) << key.status().ToString();
   {
