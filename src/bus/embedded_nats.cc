@@ -14,6 +14,7 @@
 
 #include "bus/jetstream.h"
 #include "core/logging.h"
+#include "core/private_file.h"
 #include "security/self_signed.h"
 
 namespace dbs::bus {
@@ -28,29 +29,6 @@ bool IsLoopbackHost(const std::string& host) {
 }
 
 namespace {
-
-// Writes `data` to `path` with mode 0600 (through a temporary file and a rename).
-Status WritePrivateFile(const std::string& path, const std::string& data) {
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::IoError("cannot write " + tmp + ": " + std::strerror(errno));
-  ::fchmod(fd, 0600);
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      return Status::IoError("cannot write " + tmp + ": " + std::strerror(errno));
-    }
-    off += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::IoError("cannot rename " + tmp + ": " + std::strerror(errno));
-  }
-  return Status::Ok();
-}
 
 // A string in nats-server's configuration syntax (double quotes, backslash escapes).
 std::string ConfString(const std::string& s) {

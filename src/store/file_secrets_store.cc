@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/private_file.h"
 #include "store/secrets_store.h"
 
 namespace dbs::store {
@@ -33,30 +34,6 @@ Result<std::string> ReadFile(const std::string& path) {
   std::ostringstream ss;
   ss << f.rdbuf();
   return ss.str();
-}
-
-Status WriteFile0600(const std::string& path, const std::string& data) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::IoError("cannot write " + tmp + ": " + std::strerror(errno));
-  ::fchmod(fd, 0600);
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      return Status::IoError("cannot write " + tmp + ": " + std::strerror(e));
-    }
-    off += static_cast<size_t>(n);
-  }
-  ::fsync(fd);
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::IoError("cannot rename " + tmp + ": " + std::strerror(errno));
-  }
-  return Status::Ok();
 }
 
 Result<std::string> HexDecode(const std::string& hex, const std::string& what) {
@@ -147,7 +124,7 @@ class FileSecretsStore : public SecretsStore {
         reinterpret_cast<const unsigned char*>(key_.data()));
     sodium_memzero(plain.data(), plain.size());
     out.resize(kMagicLen + kNonceLen + ct_len);
-    return WriteFile0600(path_, out);
+    return WritePrivateFile(path_, out);
   }
 
   std::mutex mu_;
@@ -171,7 +148,7 @@ Result<std::string> LoadOrCreateKeyFile(const std::string& path) {
     return HexDecode(hex, "master key file " + path);
   }
   std::string hex = RandomHex(kKeyLen);
-  DBS_RETURN_IF_ERROR(WriteFile0600(path, hex + "\n"));
+  DBS_RETURN_IF_ERROR(WritePrivateFile(path, hex + "\n"));
   return HexDecode(hex, "master key file " + path);
 }
 
