@@ -13,6 +13,7 @@
 #include "core/logging.h"
 #include "store/config_store.h"
 #include "store/data_dir.h"
+#include "store/keyring.h"
 #include "store/secrets_store.h"
 
 namespace dbs::apps {
@@ -30,6 +31,9 @@ inline std::vector<FlagSpec> ApiFlags(const std::string& default_data_dir) {
       {"master-key-file", "DBS_MASTER_KEY_FILE", "",
        "the secrets' master key file, best outside the data folder (default: "
        "<data-dir>/master.key; DBS_MASTER_KEY=<64 hex digits> instead of a file)"},
+      {"master-key-keyring", "DBS_MASTER_KEY_KEYRING", "false",
+       "keep the secrets' master key in the desktop keyring (Secret Service) instead of a file",
+       true},
       {"metrics-token", "DBS_METRICS_TOKEN", "",
        "a Prometheus scrape token for GET /metrics (Authorization: Bearer; 16+ characters)"},
       {"metrics-listen", "DBS_METRICS_LISTEN", "",
@@ -56,9 +60,15 @@ inline Result<Stores> OpenStores(const Config& cfg) {
   DBS_ASSIGN_OR_RETURN(s.config, store::ConfigStore::Open(cfg.GetString("config-backend"), dir));
   std::string key = SystemEnv("DBS_MASTER_KEY").value_or("");
   const std::string key_file = cfg.GetString("master-key-file");
+  auto keyring = cfg.GetBool("master-key-keyring");
+  const bool use_keyring = key.empty() && keyring.ok() && *keyring;
+  if (use_keyring) {
+    DBS_ASSIGN_OR_RETURN(key, store::KeyringMasterKey(dir));
+  }
   DBS_ASSIGN_OR_RETURN(
       s.secrets, store::SecretsStore::Open(cfg.GetString("secrets-backend"), dir, key, key_file));
-  if (key.empty() && cfg.GetString("secrets-backend") == "file") {
+  if (!use_keyring && SystemEnv("DBS_MASTER_KEY").value_or("").empty() &&
+      cfg.GetString("secrets-backend") == "file") {
     std::error_code ec;
     const std::string in_dir = dir + "/master.key";
     if (key_file.empty() || std::filesystem::equivalent(key_file, in_dir, ec)) {
