@@ -332,15 +332,15 @@ void RowHasher::Add(const Bundle& b, TableDigest* acc) const {
   }
 }
 
-Result<TableChecksum> ChecksumTable(Snapshot* snapshot, const ReadSpec& spec,
-                                    const RowHasher& hasher) {
+namespace {
+
+// Reads the table of `spec` (its `columns`, or all) in bundles and hands each to `add`.
+template <typename Add>
+Status ScanTable(Snapshot* snapshot, const ReadSpec& spec, const Add& add) {
   DBS_ASSIGN_OR_RETURN(auto reader, snapshot->OpenReader(spec));
-  TableChecksum acc;
   std::vector<const Column*> cols;
-  for (const Column& c : spec.table.columns) {
-    if (spec.columns.empty()) {
-      cols.push_back(&c);
-    }
+  if (spec.columns.empty()) {
+    for (const Column& c : spec.table.columns) cols.push_back(&c);
   }
   for (const std::string& n : spec.columns) {
     int i = spec.table.FindColumn(n);
@@ -353,33 +353,25 @@ Result<TableChecksum> ChecksumTable(Snapshot* snapshot, const ReadSpec& spec,
     Bundle b;
     for (const Column* c : cols) b.columns.emplace_back(c->type, c->element_type);
     DBS_ASSIGN_OR_RETURN(more, reader->Next(&b, 4096, 16u << 20));
-    hasher.Add(b, &acc);
+    add(b);
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<TableChecksum> ChecksumTable(Snapshot* snapshot, const ReadSpec& spec,
+                                    const RowHasher& hasher) {
+  TableChecksum acc;
+  DBS_RETURN_IF_ERROR(ScanTable(snapshot, spec, [&](const Bundle& b) { hasher.Add(b, &acc); }));
   return acc;
 }
 
 Result<TableDigest> DigestTable(Snapshot* snapshot, const ReadSpec& spec, const RowHasher& hasher) {
-  DBS_ASSIGN_OR_RETURN(auto reader, snapshot->OpenReader(spec));
   TableDigest acc;
   acc.columns.resize(hasher.columns());
   acc.buckets.resize(kVerifyBuckets);
-  std::vector<const Column*> cols;
-  for (const Column& c : spec.table.columns) {
-    if (spec.columns.empty()) cols.push_back(&c);
-  }
-  for (const std::string& n : spec.columns) {
-    int i = spec.table.FindColumn(n);
-    if (i < 0)
-      return Status::NotFound("column " + n + " not found in " + spec.table.QualifiedName());
-    cols.push_back(&spec.table.columns[static_cast<size_t>(i)]);
-  }
-  bool more = true;
-  while (more) {
-    Bundle b;
-    for (const Column* c : cols) b.columns.emplace_back(c->type, c->element_type);
-    DBS_ASSIGN_OR_RETURN(more, reader->Next(&b, 4096, 16u << 20));
-    hasher.Add(b, &acc);
-  }
+  DBS_RETURN_IF_ERROR(ScanTable(snapshot, spec, [&](const Bundle& b) { hasher.Add(b, &acc); }));
   return acc;
 }
 
