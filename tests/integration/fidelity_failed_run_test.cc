@@ -429,5 +429,218 @@ TEST_F(FailedRunTest, RejectedRowErrorNamesSourceTableColumnAndKey) {
   EXPECT_EQ(msg.find("_dbs_shadow"), std::string::npos) << msg;
 }
 
+// --- MySQL/MariaDB targets: shadow databases, one RENAME TABLE, refill in one transaction ---
+
+class MariaDbFailedRunTest : public FailedRunTest {
+ protected:
+  void SetUp() override {
+    FailedRunTest::SetUp();
+    auto m = SharedServers::MariaDb();
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    maria_ = *m;
+  }
+  std::string NewMariaDb(const std::string& db) {
+    EXPECT_TRUE(maria_->Exec("DROP DATABASE IF EXISTS " + db + "; CREATE DATABASE " + db).ok());
+    return maria_->url() + db;
+  }
+  std::string MScalar(const std::string& sql, const std::string& db = "") {
+    auto r = maria_->Query(sql, db);
+    EXPECT_TRUE(r.ok()) << sql << ": " << r.status().ToString();
+    if (!r.ok() || r->empty() || (*r)[0].empty() || !(*r)[0][0]) return "<null>";
+    return *(*r)[0][0];
+  }
+  // Count and a checksum of the ordered rows of t (id, pid, v).
+  std::string Sum(const std::string& db) {
+    return MScalar(
+        "SELECT CONCAT(COUNT(*), ':', COALESCE(SUM(CRC32(CONCAT_WS('|', id, pid, v))), "
+        "0)) FROM t",
+        db);
+  }
+  // Shadow databases and renamed-aside tables any run left on the server.
+  std::string Leftovers() {
+    return MScalar(
+        "SELECT CONCAT(COALESCE(GROUP_CONCAT(SCHEMA_NAME), ''), '/', (SELECT COUNT(*) FROM "
+        "information_schema.TABLES WHERE TABLE_NAME LIKE '\\_dbs\\_old\\_%')) FROM "
+        "information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\_dbs\\_sh\\_%'");
+  }
+  // The target's earlier data: p, t (a foreign key to p, a CHECK that rejects 'new 15000'), a
+  // view and a trigger on t, and a table o outside the run with a foreign key to t.
+  void MakeOldMariaTarget(const std::string& db) {
+    ASSERT_TRUE(maria_
+                    ->Exec("CREATE TABLE p (id int PRIMARY KEY, name text); "
+                           "INSERT INTO p SELECT seq, concat('old p', seq) FROM seq_1_to_100; "
+                           "CREATE TABLE t (id int PRIMARY KEY, pid int, v varchar(50), "
+                           "  f double, CONSTRAINT t_p FOREIGN KEY (pid) REFERENCES p (id), "
+                           "  CONSTRAINT t_v CHECK (v <> 'new 15000')); "
+                           "INSERT INTO t SELECT seq, 1 + seq % 100, concat('old ', seq), 0.5 "
+                           "  FROM seq_1_to_3000; "
+                           "CREATE TABLE o (id int PRIMARY KEY, tid int, CONSTRAINT o_t "
+                           "  FOREIGN KEY (tid) REFERENCES t (id)); "
+                           "INSERT INTO o VALUES (1, 1); "
+                           "CREATE TABLE audit (n int); "
+                           "CREATE TRIGGER t_ins AFTER INSERT ON t FOR EACH ROW "
+                           "  INSERT INTO audit VALUES (NEW.id); "
+                           "CREATE VIEW t_view AS SELECT id, v FROM t",
+                           db)
+                    .ok());
+  }
+  MariaDbServer* maria_ = nullptr;
+};
+
+// A PostgreSQL source whose t has a NaN (MySQL cannot store it) at id 15000 of 30000.
+void MakeNanSource(PostgresServer* pg, const std::string& db) {
+  ASSERT_TRUE(pg->Exec("CREATE TABLE p (id int PRIMARY KEY, name text); "
+                       "INSERT INTO p SELECT g, 'p' || g FROM generate_series(1, 100) g; "
+                       "CREATE TABLE t (id int PRIMARY KEY, pid int REFERENCES p (id), "
+                       "  v varchar(50), f float8); "
+                       "CREATE INDEX t_v_idx ON t (v); "
+                       "INSERT INTO t SELECT g, 1 + g % 100, 'new ' || g, g / 4.0 "
+                       "  FROM generate_series(1, 30000) g; "
+                       "UPDATE t SET f = 'NaN' WHERE id = 15000",
+                       db)
+                  .ok());
+}
+
+// drop_and_recreate into MariaDB: a value the target cannot hold at row 15,000 fails the run
+// mid-table; the old tables, their trigger, the view and the foreign key from a table outside
+// the run are exactly as before, and no shadow database stays. Fixed, the next run replaces
+// the tables in one RENAME: new data, indexes and foreign keys, and the outside table's
+// foreign key points at the new t.
+TEST_F(MariaDbFailedRunTest, DropAndRecreateIntoMariaDbLeavesOldDataThenSwaps) {
+  const std::string src = NewPostgres("fidm_drop_src");
+  MakeNanSource(pg_, "fidm_drop_src");
+  const std::string dst = NewMariaDb("fidm_drop_dst");
+  MakeOldMariaTarget("fidm_drop_dst");
+  const std::string before = Sum("fidm_drop_dst");
+  json j = {{"name", "fidm-drop"},
+            {"source", src},
+            {"target", dst},
+            {"schemaPolicy", "drop_and_recreate"},
+            {"dataBundleSize", 500}};
+  auto r = Run(Config(j));
+  ASSERT_FALSE(r.ok()) << "NaN must fail the run";
+  EXPECT_NE(r.status().ToString().find("NaN"), std::string::npos) << r.status().ToString();
+  EXPECT_EQ(Sum("fidm_drop_dst"), before);
+  EXPECT_EQ(MScalar("SELECT COUNT(*) FROM t_view", "fidm_drop_dst"), "3000");
+  EXPECT_EQ(MScalar("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = "
+                    "'fidm_drop_dst'"),
+            "1");
+  EXPECT_EQ(Leftovers(), "/0");
+
+  // An empty database stays empty.
+  const std::string empty = NewMariaDb("fidm_drop_empty");
+  j["name"] = "fidm-drop-empty";
+  j["target"] = empty;
+  r = Run(Config(j));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(MScalar("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
+                    "'fidm_drop_empty'"),
+            "0");
+  EXPECT_EQ(Leftovers(), "/0");
+
+  // keepPartial: the shadow copies stay, named in the error; the next run drops them.
+  j["name"] = "fidm-drop";
+  j["target"] = dst;
+  j["keepPartial"] = true;
+  r = Run(Config(j));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().ToString().find("_dbs_sh_"), std::string::npos) << r.status().ToString();
+  EXPECT_EQ(Sum("fidm_drop_dst"), before);
+
+  ASSERT_TRUE(pg_->Exec("UPDATE t SET f = 1 WHERE id = 15000", "fidm_drop_src").ok());
+  j.erase("keepPartial");
+  auto ok = Run(Config(j));
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ExpectVerified(Config(j));
+  EXPECT_EQ(MScalar("SELECT COUNT(*) FROM t", "fidm_drop_dst"), "30000");
+  EXPECT_EQ(MScalar("SELECT COUNT(*) FROM t_view", "fidm_drop_dst"), "30000");
+  EXPECT_EQ(MScalar("SELECT GROUP_CONCAT(CONCAT(TABLE_NAME, '>', REFERENCED_TABLE_NAME) ORDER BY "
+                    "TABLE_NAME) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE "
+                    "CONSTRAINT_SCHEMA = 'fidm_drop_dst'"),
+            "o>t,t>p");
+  EXPECT_EQ(MScalar("SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = "
+                    "'fidm_drop_dst' AND TABLE_NAME = 't' AND INDEX_NAME = 't_v_idx'"),
+            "1");
+  EXPECT_EQ(Leftovers(), "/0");
+}
+
+// truncate_and_load into MariaDB: the target's own CHECK rejects row 15,000; the tables keep
+// their old rows and the trigger. Without the CHECK the rows are replaced in one transaction;
+// the table keeps its trigger and the outside foreign key.
+TEST_F(MariaDbFailedRunTest, TruncateAndLoadIntoMariaDbLeavesOldDataThenRefills) {
+  const std::string src = NewPostgres("fidm_trunc_src");
+  MakeNanSource(pg_, "fidm_trunc_src");
+  ASSERT_TRUE(pg_->Exec("UPDATE t SET f = 2 WHERE id = 15000", "fidm_trunc_src").ok());
+  const std::string dst = NewMariaDb("fidm_trunc_dst");
+  MakeOldMariaTarget("fidm_trunc_dst");
+  const std::string before = Sum("fidm_trunc_dst");
+  json j = {{"name", "fidm-trunc"},
+            {"source", src},
+            {"target", dst},
+            {"writeMode", "truncate_and_load"},
+            {"dataBundleSize", 500}};
+  auto r = Run(Config(j));
+  ASSERT_FALSE(r.ok()) << "the target's CHECK must reject row 15000";
+  EXPECT_EQ(Sum("fidm_trunc_dst"), before);
+  EXPECT_EQ(MScalar("SELECT COUNT(*) FROM o", "fidm_trunc_dst"), "1");
+  EXPECT_EQ(Leftovers(), "/0");
+
+  ASSERT_TRUE(maria_->Exec("ALTER TABLE t DROP CONSTRAINT t_v", "fidm_trunc_dst").ok());
+  ASSERT_TRUE(maria_->Exec("DELETE FROM o", "fidm_trunc_dst").ok());
+  auto ok = Run(Config(j));
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ExpectVerified(Config(j));
+  EXPECT_EQ(MScalar("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = "
+                    "'fidm_trunc_dst'"),
+            "1");
+  EXPECT_EQ(MScalar("SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE "
+                    "CONSTRAINT_SCHEMA = 'fidm_trunc_dst' AND TABLE_NAME = 'o'"),
+            "1");
+  EXPECT_EQ(Leftovers(), "/0");
+}
+
+// The writer is SIGKILLed inside the swap, after the RENAME (test hook
+// DBS_TEST_MYSQL_SWAP_PAUSE): another writer of the same run finishes it — the outside foreign
+// key re-pointed, the old tables dropped, the shadow database gone — and the data is exact.
+TEST_F(MariaDbFailedRunTest, WriterKilledMidSwapIsFinishedByTheNextWriter) {
+  auto nats = testing::NatsServer::Start();
+  ASSERT_TRUE(nats.ok()) << nats.status().ToString();
+  const std::string src = NewPostgres("fidm_swap_src");
+  MakeNanSource(pg_, "fidm_swap_src");
+  ASSERT_TRUE(pg_->Exec("UPDATE t SET f = 3 WHERE id = 15000", "fidm_swap_src").ok());
+  const std::string dst = NewMariaDb("fidm_swap_dst");
+  MakeOldMariaTarget("fidm_swap_dst");
+  json j = {{"name", "fidm-swap"},
+            {"source", src},
+            {"target", dst},
+            {"schemaPolicy", "drop_and_recreate"},
+            {"dataBundleSize", 1000}};
+  const std::string cfg = WriteConfig(j);
+  const std::string url = (*nats)->url();
+  const std::string logs = data_dir_.string();
+  Proc reader(DBS_READER_BIN, {"--nats-url", url, cfg}, logs + "/mr.log");
+  {
+    Proc victim(DBS_WRITER_BIN, {"--nats-url", url, "--id", "victim", cfg}, logs + "/mv.log",
+                {"DBS_TEST_MYSQL_SWAP_PAUSE=120"});
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    bool paused = false;
+    while (!paused && std::chrono::steady_clock::now() < deadline) {
+      paused = ReadFile(logs + "/mv.log").find("pausing between the rename") != std::string::npos;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(paused) << ReadFile(logs + "/mv.log");
+    victim.Kill();
+  }
+  Proc again(DBS_WRITER_BIN, {"--nats-url", url, "--id", "again", cfg}, logs + "/ma.log");
+  EXPECT_EQ(again.Wait(std::chrono::seconds(120)), 0) << ReadFile(logs + "/ma.log");
+  EXPECT_EQ(reader.Wait(std::chrono::seconds(60)), 0) << ReadFile(logs + "/mr.log");
+  ExpectVerified(Config(j));
+  EXPECT_EQ(MScalar("SELECT COUNT(*) FROM t", "fidm_swap_dst"), "30000");
+  EXPECT_EQ(MScalar("SELECT REFERENCED_TABLE_NAME FROM information_schema.REFERENTIAL_CONSTRAINTS "
+                    "WHERE CONSTRAINT_SCHEMA = 'fidm_swap_dst' AND TABLE_NAME = 'o'"),
+            "t");
+  EXPECT_EQ(Leftovers(), "/0");
+}
+
 }  // namespace
 }  // namespace dbs

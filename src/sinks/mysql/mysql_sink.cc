@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <set>
+#include <thread>
 
 #include "core/logging.h"
 #include "mysql/mysql_client.h"
@@ -26,6 +28,7 @@ struct MysqlSink::TablePlan {
   std::string qualified;  // `db`.`name`
   std::string key;        // db.name: state rows and locks
   bool created = false;   // created by this stream
+  std::string shadow;     // the shadow database the run writes to; empty: the table itself
   bool upsert = false;
   size_t source_columns = 0;
   std::vector<size_t> source_index;  // per written column: its bundle column
@@ -70,17 +73,22 @@ const std::string& Str(const TextRow& row, size_t i) {
 
 Dialect DialectOf(Engine e) { return e == Engine::kMysql ? Dialect::kMysql : Dialect::kPostgres; }
 
-std::string LockName(const std::string& stream, const std::string& table) {
-  std::string name = "dbstreams:" + stream + ":" + table;
-  if (name.size() <= 64) return name;
-  uint64_t h = 1469598103934665603ull;  // FNV-1a: stable across processes and builds
-  for (unsigned char c : name) {
+// 16 hex digits of FNV-1a over `text`: stable across processes and builds.
+std::string Hash16(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
     h ^= c;
     h *= 1099511628211ull;
   }
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "dbstreams:%016llx", static_cast<unsigned long long>(h));
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
+}
+
+std::string LockName(const std::string& stream, const std::string& table) {
+  std::string name = "dbstreams:" + stream + ":" + table;
+  if (name.size() <= 64) return name;
+  return "dbstreams:" + Hash16(name);
 }
 
 std::string Replace(std::string text, std::string_view what, const std::string& with) {
@@ -353,9 +361,14 @@ Status MysqlSink::RecordPhase(const std::string& table, const std::string& phase
 
 namespace {
 
-// Applies the schema policy and write mode to a table that has no 'prepared' state yet.
-Status ApplyPolicy(MysqlConnection* conn, const SinkOptions& o, const TableSchema& src,
-                   const std::string& db, bool* created, std::vector<std::string>* warnings) {
+// Applies the schema policy and write mode to a table that has no 'prepared' state yet and
+// returns the 'prepared' state's info: "created" (created in place), "existing" (written in
+// place), or with shadows (`shadow` not empty) "new:<shadow>" (created in the shadow database,
+// renamed into place at the swap, replacing the old table) or "copy:<shadow>" (an existing
+// table under truncate_and_load: loaded into a copy, refilled from it at the swap).
+Result<std::string> ApplyPolicy(MysqlConnection* conn, const SinkOptions& o, const TableSchema& src,
+                                const std::string& db, const std::string& shadow,
+                                std::vector<std::string>* warnings) {
   const std::string qualified = QuoteQualified(db, src.name);
   const std::string what = db + "." + src.name;
   const std::string ctx = "preparing " + what;
@@ -369,6 +382,7 @@ Status ApplyPolicy(MysqlConnection* conn, const SinkOptions& o, const TableSchem
     return Status::FailedPrecondition(ctx + ": it exists as a " + Lower(Str(tt[0], 0)) +
                                       ", not a table");
   }
+  bool replace = false;  // create a new table even though one exists (drop_and_recreate)
   switch (o.schema_policy) {
     case SchemaPolicy::kFailIfExists:
       if (exists) {
@@ -385,58 +399,73 @@ Status ApplyPolicy(MysqlConnection* conn, const SinkOptions& o, const TableSchem
       }
       break;
     case SchemaPolicy::kDropAndRecreate:
-      if (exists) {
+      if (exists && shadow.empty()) {
         DBS_RETURN_IF_ERROR(conn->Exec("DROP TABLE " + qualified, ctx));
         exists = false;
       }
+      replace = exists;
       break;
     case SchemaPolicy::kCreateMissing:
       break;
   }
-  *created = false;
-  if (!exists) {
+  auto ensure_db = [&](const std::string& name) -> Status {
     DBS_ASSIGN_OR_RETURN(auto dbs, conn->Query("SELECT 1 FROM information_schema.SCHEMATA WHERE "
                                                "SCHEMA_NAME = " +
-                                                   conn->Literal(db),
+                                                   conn->Literal(name),
                                                ctx));
-    if (dbs.empty()) {
-      DBS_RETURN_IF_ERROR(conn->Exec(
-          "CREATE DATABASE IF NOT EXISTS " + QuoteName(db) + " DEFAULT CHARACTER SET utf8mb4",
-          ctx));
-    }
+    if (!dbs.empty()) return Status::Ok();
+    return conn->Exec(
+        "CREATE DATABASE IF NOT EXISTS " + QuoteName(name) + " DEFAULT CHARACTER SET utf8mb4", ctx);
+  };
+  if (!exists || replace) {
+    const std::string in_db = shadow.empty() ? db : shadow;
+    DBS_RETURN_IF_ERROR(ensure_db(in_db));
     TableSchema t = src;  // the primary key only: the rest comes after the data
     t.indexes.clear();
     t.foreign_keys.clear();
     t.checks.clear();
     DdlOptions ddl;
-    ddl.target_schema = db;
+    ddl.target_schema = in_db;
     ApplyTypeMapping(o.type_mapping, false, conn->is_mariadb() && conn->server_version() >= 101000,
                      &ddl);
     ddl.warnings = warnings;
     auto sql = CreateTableSql(t, Dialect::kMysql, DialectOf(o.source_engine), ddl);
     if (!sql.ok()) return sql.status().WithContext(ctx);
+    if (!shadow.empty()) {
+      DBS_RETURN_IF_ERROR(
+          conn->Exec("DROP TABLE IF EXISTS " + QuoteQualified(shadow, src.name), ctx));
+    }
     DBS_RETURN_IF_ERROR(conn->Exec(*sql, "creating " + what));
-    *created = true;
+    return shadow.empty() ? std::string("created") : "new:" + shadow;
   }
   switch (o.write_mode) {
     case WriteMode::kTruncateAndLoad:
-      if (!*created) DBS_RETURN_IF_ERROR(conn->Exec("TRUNCATE TABLE " + qualified, ctx));
-      break;
-    case WriteMode::kFailIfNotEmpty:
-      if (!*created) {
-        DBS_ASSIGN_OR_RETURN(auto any, conn->Query("SELECT 1 FROM " + qualified + " LIMIT 1", ctx));
-        if (!any.empty()) {
-          return Status::FailedPrecondition("table " + what +
-                                            " is not empty and the write mode is "
-                                            "fail_if_not_empty");
-        }
+      if (shadow.empty()) {
+        DBS_RETURN_IF_ERROR(conn->Exec("TRUNCATE TABLE " + qualified, ctx));
+        break;
+      }
+      // The table keeps its definition, triggers, grants and the foreign keys pointing at it;
+      // its rows are replaced at the swap from a copy with the same columns and indexes.
+      DBS_RETURN_IF_ERROR(ensure_db(shadow));
+      DBS_RETURN_IF_ERROR(
+          conn->Exec("DROP TABLE IF EXISTS " + QuoteQualified(shadow, src.name), ctx));
+      DBS_RETURN_IF_ERROR(conn->Exec(
+          "CREATE TABLE " + QuoteQualified(shadow, src.name) + " LIKE " + qualified, ctx));
+      return "copy:" + shadow;
+    case WriteMode::kFailIfNotEmpty: {
+      DBS_ASSIGN_OR_RETURN(auto any, conn->Query("SELECT 1 FROM " + qualified + " LIMIT 1", ctx));
+      if (!any.empty()) {
+        return Status::FailedPrecondition("table " + what +
+                                          " is not empty and the write mode is "
+                                          "fail_if_not_empty");
       }
       break;
+    }
     case WriteMode::kAppend:
     case WriteMode::kUpsert:
       break;
   }
-  return Status::Ok();
+  return std::string("existing");
 }
 
 }  // namespace
@@ -452,16 +481,39 @@ Result<TargetTable> MysqlSink::PrepareTable(const TableSchema& src) {
   target.schema = db;
   target.name = src.name;
   const std::string key = db + "." + src.name;
+  if (options_.shadow_tables) DBS_RETURN_IF_ERROR(DropStaleRuns());
   std::string info;
+  bool swapped = false;
   DBS_RETURN_IF_ERROR(WithTableLock(key, [&]() -> Status {
+    std::string run;
+    DBS_ASSIGN_OR_RETURN(bool run_ended, HasPhase("", "run", &run));
+    if (run_ended && run == "failed") {
+      return Status::Aborted("the run failed; its tables are not prepared again")
+          .WithRetry(Retry::kFail);
+    }
+    swapped = run_ended && run == "swapped";
     DBS_ASSIGN_OR_RETURN(bool prepared, HasPhase(key, "prepared", &info));
     if (prepared) {
-      DBS_ASSIGN_OR_RETURN(auto exists, conn_->Query("SELECT 1 FROM information_schema.TABLES "
-                                                     "WHERE TABLE_SCHEMA = " +
-                                                         conn_->Literal(db) + " AND TABLE_NAME = " +
-                                                         conn_->Literal(src.name),
-                                                     "preparing " + key));
+      const std::string shadow = ShadowOf(info);
+      const std::string in_db = shadow.empty() || swapped ? db : shadow;
+      DBS_ASSIGN_OR_RETURN(
+          auto exists,
+          conn_->Query("SELECT 1 FROM information_schema.TABLES "
+                       "WHERE TABLE_SCHEMA = " +
+                           conn_->Literal(in_db) + " AND TABLE_NAME = " + conn_->Literal(src.name),
+                       "preparing " + key));
       if (!exists.empty()) return Status::Ok();
+      if (!shadow.empty() && !swapped) {
+        // Not failed (checked above): a swap of this run began and moved it into place.
+        DBS_ASSIGN_OR_RETURN(bool moved, TableExists(db, src.name));
+        if (moved && info.rfind("new:", 0) == 0) {
+          swapped = true;  // written in place from now on (nothing is left to load)
+          return Status::Ok();
+        }
+        return Status::Aborted("the shadow copy " + in_db + "." + src.name + " of " + key +
+                               " is gone: the run was abandoned")
+            .WithRetry(Retry::kFail);
+      }
       // Dropped since an earlier run of the stream recorded it: prepare it again.
       Log(LogLevel::kWarn, kLog, "table recorded as prepared no longer exists: preparing it again",
           {F("table", key), F("stream", options_.stream)});
@@ -470,26 +522,28 @@ Result<TargetTable> MysqlSink::PrepareTable(const TableSchema& src) {
               " AND `tbl` = " + conn_->Literal(key),
           "preparing " + key));
     }
-    bool created = false;
-    DBS_RETURN_IF_ERROR(ApplyPolicy(conn_.get(), options_, src, db, &created, &target.warnings));
-    info = created ? "created" : "existing";
+    const std::string shadow = options_.shadow_tables && !swapped ? ShadowDatabase(db) : "";
+    DBS_ASSIGN_OR_RETURN(info,
+                         ApplyPolicy(conn_.get(), options_, src, db, shadow, &target.warnings));
     return RecordPhase(key, "prepared", info);
   }));
 
   // How the rows are written, from the target's actual columns.
   auto plan = std::make_unique<TablePlan>();
+  plan->shadow = swapped ? "" : ShadowOf(info);
+  const std::string in_db = plan->shadow.empty() ? db : plan->shadow;
   plan->db = db;
   plan->name = src.name;
-  plan->qualified = QuoteQualified(db, src.name);
+  plan->qualified = QuoteQualified(in_db, src.name);
   plan->key = key;
-  plan->created = info == "created";
+  plan->created = info == "created" || info.rfind("new:", 0) == 0;
   plan->upsert = options_.write_mode == WriteMode::kUpsert;
   plan->source_columns = src.columns.size();
   const std::string ctx = "preparing " + key;
   DBS_ASSIGN_OR_RETURN(auto cols,
                        conn_->Query("SELECT COLUMN_NAME, DATA_TYPE, EXTRA, COLUMN_KEY FROM "
                                     "information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
-                                        conn_->Literal(db) + " AND TABLE_NAME = " +
+                                        conn_->Literal(in_db) + " AND TABLE_NAME = " +
                                         conn_->Literal(src.name) + " ORDER BY ORDINAL_POSITION",
                                     ctx));
   struct TargetColumn {
@@ -553,7 +607,7 @@ Result<TargetTable> MysqlSink::PrepareTable(const TableSchema& src) {
     }
     if (updates.empty()) updates = QuoteName(pk[0]) + " = VALUES(" + QuoteName(pk[0]) + ")";
     plan->insert_tail = " ON DUPLICATE KEY UPDATE " + updates;
-    plan->tmp_qualified = QuoteQualified(db, "_dbs_upsert_" + std::to_string(plans_.size()));
+    plan->tmp_qualified = QuoteQualified(in_db, "_dbs_upsert_" + std::to_string(plans_.size()));
     plan->merge_sql = "INSERT INTO " + plan->qualified + " (" + list + ") SELECT * FROM (SELECT " +
                       list + " FROM " + plan->tmp_qualified + ") AS `_dbs_new`" + plan->insert_tail;
   }
@@ -766,6 +820,22 @@ std::string IndexClause(const std::string& create, const std::string& qualified)
 
 Status MysqlSink::FinishStream(const std::vector<TableSchema>& tables) {
   DBS_RETURN_IF_ERROR(EnsureConnected());
+  {
+    std::string run;
+    DBS_ASSIGN_OR_RETURN(bool ended, HasPhase("", "run", &run));
+    if (ended && run == "swapped") return Status::Ok();
+    if (ended) {
+      return Status::Aborted("the run failed; its shadow tables are not swapped in")
+          .WithRetry(Retry::kFail);
+    }
+  }
+  // Where a table of the run is until the swap: its shadow database for new tables.
+  auto shadow_of = [&](const std::string& key) -> Result<std::string> {
+    std::string info;
+    DBS_ASSIGN_OR_RETURN(bool prepared, HasPhase(key, "prepared", &info));
+    if (!prepared || info.rfind("new:", 0) != 0) return std::string();
+    return ShadowOf(info);
+  };
   struct Phase {
     const char* name;
     bool wanted;
@@ -779,17 +849,19 @@ Status MysqlSink::FinishStream(const std::vector<TableSchema>& tables) {
     for (const TableSchema& t : tables) {
       const std::string db = TargetDatabase(t.schema);
       const std::string key = db + "." + t.name;
-      const std::string qualified = QuoteQualified(db, t.name);
       const std::string ctx = "finishing " + key + " (" + phase.name + ")";
       DBS_RETURN_IF_ERROR(WithTableLock(key, [&]() -> Status {
         std::string info;
         DBS_ASSIGN_OR_RETURN(bool prepared, HasPhase(key, "prepared", &info));
-        if (!prepared || info != "created") return Status::Ok();  // not ours to change
+        const bool is_new = info.rfind("new:", 0) == 0;
+        if (!prepared || (info != "created" && !is_new)) return Status::Ok();  // not ours
         DBS_ASSIGN_OR_RETURN(bool done, HasPhase(key, phase.name));
         if (done) return Status::Ok();
+        const std::string in_db = is_new ? ShadowOf(info) : db;
+        const std::string qualified = QuoteQualified(in_db, t.name);
         std::vector<std::string> warnings;
         DdlOptions ddl;
-        ddl.target_schema = db;
+        ddl.target_schema = in_db;
         ApplyTypeMapping(options_.type_mapping, false,
                          conn_->is_mariadb() && conn_->server_version() >= 101000, &ddl);
         ddl.warnings = &warnings;
@@ -818,7 +890,21 @@ Status MysqlSink::FinishStream(const std::vector<TableSchema>& tables) {
           for (const ForeignKey& fk : t.foreign_keys) {
             auto sql = AddForeignKeySql(t, fk, Dialect::kMysql, source, ddl);
             if (!sql.ok()) return sql.status().WithContext(ctx);
-            if (!sql->empty()) statements.push_back(*sql);
+            if (sql->empty()) continue;
+            // The referenced table as the statement names it, and where it is until the swap:
+            // a new table of the run is in its shadow database (the foreign key follows it when
+            // it is renamed into place), any other in its target database.
+            const bool same = fk.ref_schema.empty() || fk.ref_schema == t.schema;
+            const std::string named = same ? in_db : fk.ref_schema;
+            const std::string ref_db = same ? db : fk.ref_schema;
+            DBS_ASSIGN_OR_RETURN(std::string ref_shadow, shadow_of(ref_db + "." + fk.ref_table));
+            const std::string wanted = ref_shadow.empty() ? ref_db : ref_shadow;
+            std::string stmt = *sql;
+            if (wanted != named) {
+              stmt = Replace(stmt, "REFERENCES " + QuoteQualified(named, fk.ref_table),
+                             "REFERENCES " + QuoteQualified(wanted, fk.ref_table));
+            }
+            statements.push_back(stmt);
           }
         } else {
           for (const CheckConstraint& ck : t.checks) {
@@ -835,7 +921,7 @@ Status MysqlSink::FinishStream(const std::vector<TableSchema>& tables) {
       }));
     }
   }
-  return Status::Ok();
+  return SwapIn(tables);
 }
 
 Status MysqlSink::ForgetStream() {
@@ -853,9 +939,313 @@ Status MysqlSink::ForgetStream() {
   return Status::Ok();
 }
 
+std::string MysqlSink::ShadowOf(const std::string& info) {
+  const size_t colon = info.find(':');
+  return colon == std::string::npos ? std::string() : info.substr(colon + 1);
+}
+
+std::string MysqlSink::ShadowDatabase(const std::string& db) const {
+  return "_dbs_sh_" + Hash16(options_.stream + "\n" + db);
+}
+
+Result<bool> MysqlSink::TableExists(const std::string& db, const std::string& name) {
+  DBS_ASSIGN_OR_RETURN(
+      auto r, conn_->Query("SELECT 1 FROM information_schema.TABLES WHERE "
+                           "TABLE_SCHEMA = " +
+                               conn_->Literal(db) + " AND TABLE_NAME = " + conn_->Literal(name),
+                           "looking up " + db + "." + name));
+  return !r.empty();
+}
+
+Status MysqlSink::RepointForeignKeys(const std::string& db, const std::string& old_name,
+                                     const std::string& name) {
+  const std::string ctx = "re-pointing the foreign keys to " + db + "." + name;
+  DBS_ASSIGN_OR_RETURN(
+      auto fks, conn_->Query("SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, UPDATE_RULE, "
+                             "DELETE_RULE FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE "
+                             "UNIQUE_CONSTRAINT_SCHEMA = " +
+                                 conn_->Literal(db) +
+                                 " AND REFERENCED_TABLE_NAME = " + conn_->Literal(old_name) +
+                                 " AND TABLE_NAME NOT LIKE '\\_dbs\\_old\\_%'",
+                             ctx));
+  for (const TextRow& fk : fks) {
+    const std::string schema = Str(fk, 0), table = Str(fk, 1), constraint = Str(fk, 2);
+    DBS_ASSIGN_OR_RETURN(
+        auto cols,
+        conn_->Query("SELECT COLUMN_NAME, REFERENCED_COLUMN_NAME FROM "
+                     "information_schema.KEY_COLUMN_USAGE WHERE CONSTRAINT_SCHEMA = " +
+                         conn_->Literal(schema) + " AND TABLE_NAME = " + conn_->Literal(table) +
+                         " AND CONSTRAINT_NAME = " + conn_->Literal(constraint) +
+                         " AND REFERENCED_TABLE_NAME IS NOT NULL ORDER BY "
+                         "ORDINAL_POSITION",
+                     ctx));
+    std::string own, ref;
+    for (const TextRow& c : cols) {
+      own += (own.empty() ? "" : ", ") + QuoteName(Str(c, 0));
+      ref += (ref.empty() ? "" : ", ") + QuoteName(Str(c, 1));
+    }
+    auto definition = [&](const std::string& n) {
+      return "ADD CONSTRAINT " + QuoteName(n) + " FOREIGN KEY (" + own + ") REFERENCES " +
+             QuoteQualified(db, name) + " (" + ref + ") ON UPDATE " + Str(fk, 3) + " ON DELETE " +
+             Str(fk, 4);
+    };
+    // InnoDB refuses to drop and add one name in one statement: through a temporary name, so
+    // the constraint exists at every moment.
+    const std::string tmp = "_dbs_fk_" + Hash16(schema + "." + table + "." + constraint);
+    const std::string qualified = QuoteQualified(schema, table);
+    Status s = conn_->Exec("ALTER TABLE " + qualified + " " + definition(tmp) +
+                               ", DROP FOREIGN KEY " + QuoteName(constraint),
+                           ctx);
+    if (s.ok()) {
+      s = conn_->Exec("ALTER TABLE " + qualified + " " + definition(constraint) +
+                          ", DROP FOREIGN KEY " + QuoteName(tmp),
+                      ctx);
+    }
+    if (!s.ok()) {
+      Log(LogLevel::kWarn, kLog,
+          "a foreign key of another table pointed at the replaced table and could not be "
+          "re-created on the new one: re-create it by hand",
+          {F("constraint", schema + "." + table + "." + constraint),
+           F("references", db + "." + name), F("error", s.ToString())});
+    }
+  }
+  return Status::Ok();
+}
+
+Status MysqlSink::SwapIn(const std::vector<TableSchema>& tables) {
+  const std::string ctx = "swapping the new tables in";
+  Status s = WithTableLock("", [&]() -> Status {
+    std::string run;
+    DBS_ASSIGN_OR_RETURN(bool ended, HasPhase("", "run", &run));
+    if (ended && run == "swapped") return Status::Ok();
+    if (ended) {
+      return Status::Aborted("the run failed; its shadow tables are not swapped in")
+          .WithRetry(Retry::kFail);
+    }
+    struct Move {
+      std::string db, name, key, shadow;
+      bool copy = false;
+    };
+    std::vector<Move> moves;
+    std::set<std::string> shadows;
+    for (const TableSchema& t : tables) {
+      Move m;
+      m.db = TargetDatabase(t.schema);
+      m.name = t.name;
+      m.key = m.db + "." + t.name;
+      std::string info;
+      DBS_ASSIGN_OR_RETURN(bool prepared, HasPhase(m.key, "prepared", &info));
+      if (!prepared) {
+        return Status::FailedPrecondition("table " + m.key + " was never prepared");
+      }
+      m.shadow = ShadowOf(info);
+      if (m.shadow.empty()) continue;
+      m.copy = info.rfind("copy:", 0) == 0;
+      shadows.insert(m.shadow);
+      moves.push_back(std::move(m));
+    }
+    // 1. New tables: ONE RENAME TABLE (atomic) moves every shadow into place. A table it
+    //    replaces is renamed aside in its own database (a table with triggers cannot change
+    //    database) and dropped afterwards. A move done by an earlier attempt is skipped.
+    std::string rename;
+    std::vector<const Move*> replaced;
+    for (const Move& m : moves) {
+      if (m.copy) continue;
+      const std::string old_name = "_dbs_old_" + Hash16(options_.stream + "\n" + m.key);
+      DBS_ASSIGN_OR_RETURN(bool pending, TableExists(m.shadow, m.name));
+      DBS_ASSIGN_OR_RETURN(bool old_exists, TableExists(m.db, old_name));
+      if (old_exists) replaced.push_back(&m);
+      if (!pending) continue;
+      DBS_RETURN_IF_ERROR(conn_->Exec(
+          "CREATE DATABASE IF NOT EXISTS " + QuoteName(m.db) + " DEFAULT CHARACTER SET utf8mb4",
+          ctx));
+      DBS_ASSIGN_OR_RETURN(bool exists, TableExists(m.db, m.name));
+      if (exists) {
+        rename += (rename.empty() ? "" : ", ") + QuoteQualified(m.db, m.name) + " TO " +
+                  QuoteQualified(m.db, old_name);
+        if (!old_exists) replaced.push_back(&m);
+      }
+      rename += (rename.empty() ? "" : ", ") + QuoteQualified(m.shadow, m.name) + " TO " +
+                QuoteQualified(m.db, m.name);
+    }
+    if (!rename.empty()) DBS_RETURN_IF_ERROR(conn_->Exec("RENAME TABLE " + rename, ctx));
+    if (const char* pause = std::getenv("DBS_TEST_MYSQL_SWAP_PAUSE");
+        pause != nullptr && *pause != '\0') {
+      Log(LogLevel::kWarn, kLog, "test hook: pausing between the rename and the refill",
+          {F("seconds", pause)});
+      std::this_thread::sleep_for(std::chrono::seconds(std::atoi(pause)));
+    }
+    // 2. Foreign keys of other tables followed the old tables aside (InnoDB renames the
+    //    reference with the table): point them at the new ones, then drop the old tables.
+    for (const Move* m : replaced) {
+      const std::string old_name = "_dbs_old_" + Hash16(options_.stream + "\n" + m->key);
+      DBS_RETURN_IF_ERROR(RepointForeignKeys(m->db, old_name, m->name));
+    }
+    for (const Move* m : replaced) {
+      const std::string old_name = "_dbs_old_" + Hash16(options_.stream + "\n" + m->key);
+      DBS_RETURN_IF_ERROR(
+          conn_->Exec("DROP TABLE IF EXISTS " + QuoteQualified(m->db, old_name), ctx));
+    }
+    // 3. Refilled tables (truncate_and_load of existing tables): ONE transaction empties each
+    //    and copies its shadow in, and records it, so a second attempt skips it.
+    bool open = false;
+    auto refill = [&]() -> Status {
+      for (const Move& m : moves) {
+        if (!m.copy) continue;
+        DBS_ASSIGN_OR_RETURN(bool done, HasPhase(m.key, "refilled"));
+        if (done) continue;
+        if (!open) {
+          DBS_RETURN_IF_ERROR(conn_->Exec("START TRANSACTION", ctx));
+          open = true;
+        }
+        DBS_ASSIGN_OR_RETURN(
+            auto cols,
+            conn_->Query("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE "
+                         "TABLE_SCHEMA = " +
+                             conn_->Literal(m.db) + " AND TABLE_NAME = " + conn_->Literal(m.name) +
+                             " AND EXTRA NOT LIKE '%GENERATED%' AND EXTRA NOT LIKE "
+                             "'%VIRTUAL%' AND EXTRA NOT LIKE '%PERSISTENT%' AND EXTRA "
+                             "NOT LIKE '%STORED%' ORDER BY ORDINAL_POSITION",
+                         ctx));
+        std::string list;
+        for (const TextRow& c : cols) list += (list.empty() ? "" : ", ") + QuoteName(Str(c, 0));
+        DBS_RETURN_IF_ERROR(conn_->Exec("DELETE FROM " + QuoteQualified(m.db, m.name), ctx));
+        DBS_RETURN_IF_ERROR(conn_->Exec("INSERT INTO " + QuoteQualified(m.db, m.name) + " (" +
+                                            list + ") SELECT " + list + " FROM " +
+                                            QuoteQualified(m.shadow, m.name),
+                                        ctx));
+        DBS_RETURN_IF_ERROR(RecordPhase(m.key, "refilled", ""));
+      }
+      if (open) DBS_RETURN_IF_ERROR(conn_->Exec("COMMIT", ctx));
+      open = false;
+      return Status::Ok();
+    };
+    Status r = refill();
+    if (!r.ok()) {
+      if (open && !conn_->broken()) (void)conn_->Exec("ROLLBACK", "rolling back");
+      return r;
+    }
+    // 4. The shadow databases go; the run is swapped in.
+    for (const std::string& db : shadows) {
+      DBS_RETURN_IF_ERROR(conn_->Exec("DROP DATABASE IF EXISTS " + QuoteName(db), ctx));
+    }
+    return RecordPhase("", "run", "swapped");
+  });
+  if (!s.ok()) return s.WithContext(ctx);
+  plans_.clear();  // writes from now on (CDC) go to the target tables
+  return Status::Ok();
+}
+
+Status MysqlSink::DropStaleRuns() {
+  if (stale_dropped_) return Status::Ok();
+  const size_t dot = options_.stream.rfind('.');
+  if (dot == std::string::npos) {
+    stale_dropped_ = true;
+    return Status::Ok();
+  }
+  const std::string prefix = options_.stream.substr(0, dot + 1);
+  const std::string ctx = "dropping what earlier runs of the stream left";
+  const std::string where = " WHERE LEFT(`stream`, " + std::to_string(prefix.size()) +
+                            ") = " + conn_->Literal(prefix) + " AND `stream` <> " +
+                            conn_->Literal(options_.stream);
+  DBS_RETURN_IF_ERROR(WithTableLock("stale:" + prefix, [&]() -> Status {
+    DBS_ASSIGN_OR_RETURN(auto rows,
+                         conn_->Query("SELECT DISTINCT `info` FROM `_dbstreams`.`state`" + where +
+                                          " AND `phase` = 'prepared' AND (`info` LIKE 'new:%' OR "
+                                          "`info` LIKE 'copy:%')",
+                                      ctx));
+    for (const TextRow& r : rows) {
+      const std::string db = ShadowOf(Str(r, 0));
+      if (db.rfind("_dbs_sh_", 0) != 0) continue;  // never anything but a shadow database
+      DBS_RETURN_IF_ERROR(conn_->Exec("DROP DATABASE IF EXISTS " + QuoteName(db), ctx));
+    }
+    DBS_RETURN_IF_ERROR(conn_->Exec("DELETE FROM `_dbstreams`.`state`" + where, ctx));
+    return conn_->Exec("DELETE FROM `_dbstreams`.`applied`" + where, ctx);
+  }));
+  stale_dropped_ = true;
+  return Status::Ok();
+}
+
 Result<std::vector<std::string>> MysqlSink::AbandonStream(bool keep_partial) {
-  (void)keep_partial;
-  return std::vector<std::string>();
+  DBS_RETURN_IF_ERROR(EnsureConnected());
+  std::vector<std::string> kept;
+  bool undo = false;
+  const std::string ctx = "cleaning up after the failed run";
+  Status s = WithTableLock("", [&]() -> Status {
+    std::string run;
+    DBS_ASSIGN_OR_RETURN(bool ended, HasPhase("", "run", &run));
+    if (ended && run == "swapped") return Status::Ok();  // the new data is in
+    const std::string stream = conn_->Literal(options_.stream);
+    DBS_ASSIGN_OR_RETURN(auto rows,
+                         conn_->Query("SELECT `tbl`, `info` FROM `_dbstreams`.`state` WHERE "
+                                      "`stream` = " +
+                                          stream +
+                                          " AND `phase` = 'prepared' AND (`info` LIKE 'new:%' OR "
+                                          "`info` LIKE 'copy:%')",
+                                      ctx));
+    // A swap that started (a table renamed into place or refilled) is finished, not undone:
+    // every row was in before it began, and half a swap is neither the old nor the new data.
+    DBS_ASSIGN_OR_RETURN(
+        auto started, conn_->Query("SELECT 1 FROM `_dbstreams`.`state` WHERE `stream` = " + stream +
+                                       " AND `phase` = 'refilled' LIMIT 1",
+                                   ctx));
+    bool mid_swap = !started.empty();
+    std::set<std::string> shadows;
+    for (const TextRow& r : rows) {
+      const std::string key = Str(r, 0), shadow = ShadowOf(Str(r, 1));
+      const std::string name = key.substr(key.find('.') + 1);
+      shadows.insert(shadow);
+      DBS_ASSIGN_OR_RETURN(bool in_shadow, TableExists(shadow, name));
+      if (Str(r, 1).rfind("new:", 0) == 0 && !in_shadow) mid_swap = true;
+      if (keep_partial && in_shadow) kept.push_back(shadow + "." + name);
+    }
+    if (mid_swap) {
+      Log(LogLevel::kWarn, kLog,
+          "the run failed during the swap of its tables: finishing the swap (every row was in)",
+          {F("stream", options_.stream)});
+      return Status::Aborted("mid-swap");  // finished below, outside this lock
+    }
+    undo = true;
+    DBS_RETURN_IF_ERROR(RecordPhase("", "run", "failed"));
+    if (keep_partial) return Status::Ok();
+    for (const std::string& db : shadows) {
+      if (db.rfind("_dbs_sh_", 0) != 0) continue;
+      DBS_RETURN_IF_ERROR(conn_->Exec("DROP DATABASE IF EXISTS " + QuoteName(db), ctx));
+    }
+    while (true) {
+      DBS_RETURN_IF_ERROR(conn_->Exec(
+          "DELETE FROM `_dbstreams`.`applied` WHERE `stream` = " + stream + " LIMIT 10000", ctx));
+      if (conn_->affected_rows() < 10000) break;
+    }
+    return Status::Ok();
+  });
+  if (!s.ok() && s.message() == "mid-swap") {
+    return Status::FailedPrecondition(
+        "the run failed while its tables were being swapped in: some target tables hold the "
+        "new data, the others the old; start the stream again (or let a writer of this run "
+        "resume) to bring them all to the new data");
+  }
+  if (!s.ok()) return s.WithContext(ctx);
+  if (undo && !keep_partial) DBS_RETURN_IF_ERROR(DropBookkeepingIfOnlyOurs());
+  return kept;
+}
+
+Status MysqlSink::DropBookkeepingIfOnlyOurs() {
+  const std::string ctx = "dropping the bookkeeping of the failed run";
+  const std::string other = " WHERE `stream` <> " + conn_->Literal(options_.stream) + " LIMIT 1";
+  for (const char* table : {"state", "applied", "cdc_checkpoint"}) {
+    DBS_ASSIGN_OR_RETURN(
+        auto r,
+        conn_->Query("SELECT 1 FROM `_dbstreams`.`" + std::string(table) + "`" + other, ctx));
+    if (!r.empty()) return Status::Ok();
+  }
+  DBS_ASSIGN_OR_RETURN(auto tables, conn_->Query("SELECT COUNT(*) FROM information_schema.TABLES "
+                                                 "WHERE TABLE_SCHEMA = '_dbstreams'",
+                                                 ctx));
+  if (tables.empty() || Str(tables[0], 0) != "3") return Status::Ok();
+  DBS_RETURN_IF_ERROR(conn_->Exec("DROP DATABASE `_dbstreams`", ctx));
+  conn_.reset();  // Connect() creates the bookkeeping again when this sink is used again
+  return Status::Ok();
 }
 
 // --- CDC -------------------------------------------------------------------------------------

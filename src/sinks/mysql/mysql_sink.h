@@ -51,6 +51,23 @@
 //    change batch, and a table this Sink has not seen yet is prepared on first use).
 //    AddColumns: ALTER TABLE ... ADD COLUMN with typemap's TargetType (as CreateTableSql) for
 //    columns the table does not have yet (idempotent).
+//  - Shadow tables (SinkOptions::shadow_tables, which the writers set): a table the run creates
+//    or replaces (target missing, fail_if_exists, drop_and_recreate) is created in the shadow
+//    database `_dbs_sh_<hash of run and target database>` and loaded there; an existing table
+//    under truncate_and_load is loaded into a copy there (CREATE TABLE ... LIKE). The target
+//    is untouched until FinishStream's swap (SwapIn), under the run's lock, resumable:
+//    ONE RENAME TABLE moves every new table into place (a replaced table is renamed aside to
+//    `_dbs_old_<hash>` in its own database, then dropped; foreign keys of other tables, which
+//    InnoDB moves with the renamed table, are re-pointed at the new one), then ONE transaction
+//    refills the truncate_and_load tables (DELETE + INSERT ... SELECT; they keep definition,
+//    triggers and the foreign keys pointing at them), then the shadow databases are dropped
+//    and the run is recorded 'swapped' (state row tbl = '', phase 'run'). MySQL has no
+//    transactional DDL, so the two steps are not one atomic unit: a failure between them is
+//    finished by the next attempt of the same run, and AbandonStream refuses to undo it.
+//    AbandonStream (no swap begun): records the run 'failed' (no writer prepares a table of it
+//    again), drops its shadow databases (kept with keep_partial) and applied-bundle records,
+//    and `_dbstreams` when the run was its only user. The next run of the stream drops what
+//    earlier runs left (DropStaleRuns).
 //  - Errors: values the target rejects are non-retryable InvalidArgument naming the table (and,
 //    where MySQL says it, the column); deadlocks, lock wait timeouts and lost connections are
 //    retryable (a lost connection is re-opened on the next call).
@@ -86,7 +103,6 @@ class MysqlSink : public Sink {
   Result<size_t> Apply(const std::vector<BundleRef>& bundles) override;
   Status FinishStream(const std::vector<TableSchema>& tables) override;
   Status ForgetStream() override;
-  // Not built for MySQL targets yet: tables are written in place (see docs/delivery.md).
   Result<std::vector<std::string>> AbandonStream(bool keep_partial) override;
   Result<CdcCheckpoint> ReadCdcCheckpoint(int partition) override;
   Result<size_t> ApplyChanges(const ChangeBatch& batch) override;
@@ -117,11 +133,27 @@ class MysqlSink : public Sink {
   Result<bool> HasPhase(const std::string& table, const std::string& phase,
                         std::string* info = nullptr);
   Status RecordPhase(const std::string& table, const std::string& phase, const std::string& info);
+  // --- Shadow tables (SinkOptions::shadow_tables; see the contract above) ---
+  // The shadow database named by a 'prepared' info ("new:<db>", "copy:<db>"); empty: none.
+  static std::string ShadowOf(const std::string& info);
+  // _dbs_sh_<16 hex digits of FNV-1a(stream, target database)>: one per run and database.
+  std::string ShadowDatabase(const std::string& db) const;
+  Result<bool> TableExists(const std::string& db, const std::string& name);
+  // FinishStream's last step, once per run, resumable after a crash at any point.
+  Status SwapIn(const std::vector<TableSchema>& tables);
+  // Foreign keys of other tables that followed `old_name` (renamed aside) now point at `name`.
+  Status RepointForeignKeys(const std::string& db, const std::string& old_name,
+                            const std::string& name);
+  // Once per sink: drops the shadow databases and bookkeeping of earlier runs of the stream.
+  Status DropStaleRuns();
+  // After an abandoned run: drops `_dbstreams` when nothing but this run used it.
+  Status DropBookkeepingIfOnlyOurs();
 
   ConnectionConfig config_;
   SinkOptions options_;
   std::unique_ptr<mysql::MysqlConnection> conn_;
   bool load_data_ = true;
+  bool stale_dropped_ = false;
   uint64_t max_statement_bytes_ = 4u << 20;
   std::map<std::string, std::unique_ptr<TablePlan>> plans_;  // by "<source schema>\n<name>"
 };
