@@ -56,8 +56,16 @@ class LoadWriterTask : public StreamTask {
   // A load with `verify` on (the default) is verified by the writer that completed it, before
   // the run reports completed: counts and per-column checksums of every table on both sides
   // (verify/checksum.h). A difference fails the run naming table, columns and a sample row.
+  //
+  // A run stopped (by the API, or because its reader failed) before its load was swapped in is
+  // abandoned in the target like a failed one: its shadow tables go (or stay with keepPartial)
+  // and the target keeps what it had. After the swap, abandoning changes nothing.
   Status Run() override {
-    DBS_RETURN_IF_ERROR(writer_.Run());
+    Status ran = writer_.Run();
+    if (ran.code() == StatusCode::kCancelled && !writer_.load_finished()) {
+      return writer_.Abandon(Status::Cancelled("the run was stopped before its load was complete"));
+    }
+    DBS_RETURN_IF_ERROR(ran);
     if (config_.mode != StreamMode::kLoad || !config_.verify || !writer_.won_completion()) {
       return Status::Ok();
     }

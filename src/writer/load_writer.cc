@@ -202,6 +202,7 @@ Status LoadWriter::Run() {
         return FailRun(finished.status());
       }
       if (*finished) {
+        load_finished_.store(true);
         if (config_.mode == StreamMode::kLoad) return Status::Ok();
         return RunCdc(sink);
       }

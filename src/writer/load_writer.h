@@ -56,6 +56,8 @@ class LoadWriter {
   // finish; exactly one of a run's writers does), so it is the one that verifies a load.
   bool won_completion() const { return won_completion_; }
   void Stop() { stop_.store(true); }
+  // The load phase is over (swapped in by this writer or another); CDC may follow.
+  bool load_finished() const { return load_finished_.load(); }
   // Load phase: stop fetching bundles until Resume() (nothing is lost: they wait in JetStream).
   void Pause() { paused_.store(true); }
   void Resume() { paused_.store(false); }
@@ -90,6 +92,7 @@ class LoadWriter {
   std::atomic<bool> paused_{false};
   std::map<int, TableState> tables_;
   std::unique_ptr<Sink> sink_;  // opened by Run(), kept for Abandon()
+  std::atomic<bool> load_finished_{false};
   nlohmann::json plan_;
   std::optional<security::DataCipher> cipher_;  // set by Run() when busEncryption is on
   bool won_completion_ = false;

@@ -623,5 +623,60 @@ TEST_F(ApiTest, KilledReaderFailsTheRun) {
   (void)env->api_conn->PublishCore("dbs.control.run", stop);
 }
 
+// A load stopped through the API mid-load is abandoned in the target like a failed run: the
+// target table keeps its old rows and no shadow schema stays (issue 11 section 3).
+TEST_F(ApiTest, LoadStoppedMidwayLeavesTheTargetAsItWas) {
+  ASSERT_TRUE(env->pg->CreateDatabase("api_stop_src").ok());
+  ASSERT_TRUE(env->pg->CreateDatabase("api_stop_dst").ok());
+  ASSERT_TRUE(env->pg
+                  ->Exec("CREATE TABLE t (id int PRIMARY KEY, v text); INSERT INTO t SELECT "
+                         "g, repeat('x', 200) FROM generate_series(1, 400000) g",
+                         "api_stop_src")
+                  .ok());
+  ASSERT_TRUE(env->pg
+                  ->Exec("CREATE TABLE t (id int PRIMARY KEY, v text); INSERT INTO t SELECT "
+                         "g, 'old' FROM generate_series(1, 10) g",
+                         "api_stop_dst")
+                  .ok());
+  std::string src = PgConnection("pg-stop-src", "api_stop_src");
+  std::string dst = PgConnection("pg-stop-dst", "api_stop_dst");
+  auto s = Post("/api/v1/streams", {{"name", "api-stop"},
+                                    {"source", {{"connection", src}}},
+                                    {"target", {{"connection", dst}}},
+                                    {"schemaPolicy", "drop_and_recreate"}});
+  ASSERT_EQ(s.first, 201) << s.second.dump();
+  auto run =
+      Post("/api/v1/streams/" + s.second["id"].get<std::string>() + "/start", json::object());
+  ASSERT_EQ(run.first, 202) << run.second.dump();
+  const std::string rid = run.second["id"];
+  // Stop once some bundles are committed into the shadow copy.
+  int64_t n = 0;
+  for (int i = 0; i < 600 && n == 0; ++i) {
+    auto q = env->pg->Query("SELECT count(*) FROM _dbstreams.applied", "api_stop_dst");
+    n = q.ok() && !q->empty() && (*q)[0][0] ? std::stoll(*(*q)[0][0]) : 0;
+    if (n == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_GT(n, 0);
+  auto stop = Post("/api/v1/runs/" + rid + "/stop", json::object());
+  ASSERT_EQ(stop.first, 200) << stop.second.dump();
+  int events = 0;
+  const std::string state = WatchProgress(rid, &events);
+  EXPECT_TRUE(state == "stopped" || state == "failed") << state;
+  auto gone = [&] {
+    auto q =
+        env->pg->Query("SELECT count(*) FROM pg_namespace WHERE nspname LIKE '\\_dbs\\_shadow\\_%'",
+                       "api_stop_dst");
+    return q.ok() && !q->empty() && (*q)[0][0] && *(*q)[0][0] == "0";
+  };
+  for (int i = 0; i < 100 && !gone(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(gone()) << "the stopped run's shadow schema stayed";
+  auto rows = env->pg->Query("SELECT count(*), min(v), max(v) FROM t", "api_stop_dst");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ((*rows)[0][0].value_or(""), "10");
+  EXPECT_EQ((*rows)[0][1].value_or(""), "old");
+}
+
 }  // namespace
 }  // namespace dbs
