@@ -642,5 +642,35 @@ TEST_F(MariaDbFailedRunTest, WriterKilledMidSwapIsFinishedByTheNextWriter) {
   EXPECT_EQ(Leftovers(), "/0");
 }
 
+// A value MariaDB refuses (a numeric beyond DECIMAL(65,30), digits beyond its 30 decimals)
+// is named by source table, column and primary key, not by the line of a LOAD DATA statement;
+// the failed run into an empty database leaves no table and no shadow database.
+TEST_F(MariaDbFailedRunTest, RejectedValueNamesSourceTableColumnAndKey) {
+  const std::string src = NewPostgres("fidm_err_src");
+  ASSERT_TRUE(pg_->Exec("CREATE TABLE t (id int PRIMARY KEY, n numeric); "
+                        "INSERT INTO t SELECT g, g FROM generate_series(1, 3000) g; "
+                        "UPDATE t SET n = 1e70 WHERE id = 1555",
+                        "fidm_err_src")
+                  .ok());
+  const std::string dst = NewMariaDb("fidm_err_dst");
+  json j = {{"name", "fidm-err"}, {"source", src}, {"target", dst}};
+  auto r = Run(Config(j), 1);
+  ASSERT_FALSE(r.ok());
+  const std::string msg = r.status().ToString();
+  EXPECT_NE(msg.find("source table public.t, column n, key (id)=(1555)"), std::string::npos) << msg;
+  EXPECT_EQ(MScalar("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
+                    "'fidm_err_dst'"),
+            "0");
+  EXPECT_EQ(Leftovers(), "/0");
+
+  ASSERT_TRUE(pg_->Exec("UPDATE t SET n = 0.1234567890123456789012345678901234 WHERE id = 1555",
+                        "fidm_err_src")
+                  .ok());
+  r = Run(Config(j), 1);
+  ASSERT_FALSE(r.ok()) << "digits beyond the 30 decimals must not be cut silently";
+  EXPECT_NE(r.status().ToString().find("key (id)=(1555)"), std::string::npos)
+      << r.status().ToString();
+}
+
 }  // namespace
 }  // namespace dbs

@@ -250,7 +250,7 @@ Result<std::unique_ptr<Sink>> OpenMysqlSink(const ConnectionConfig& config,
   return std::unique_ptr<Sink>(std::move(sink));
 }
 
-Status MysqlSink::Connect() {
+Status MysqlSink::Connect(bool bookkeeping) {
   mysql::ConnectOptions o;
   o.role = mysql::SessionRole::kWrite;
   o.local_infile = true;
@@ -274,6 +274,7 @@ Status MysqlSink::Connect() {
   if (max_packet >= (64u << 10))
     max_statement_bytes_ = std::min<uint64_t>(8u << 20, max_packet / 2);
 
+  if (!bookkeeping) return Status::Ok();
   DBS_ASSIGN_OR_RETURN(auto have, conn_->Query("SELECT 1 FROM information_schema.SCHEMATA WHERE "
                                                "SCHEMA_NAME = '_dbstreams'",
                                                ctx));
@@ -659,12 +660,36 @@ Status MysqlSink::WriteWithLoadData(TablePlan* plan, const std::vector<const Bun
   const uint64_t skipped = InfoValue(info, "Skipped:");
   const unsigned warnings = mysql_warning_count(m);
   if (records == stream.rows() && skipped == 0 && warnings == 0) return Status::Ok();
-  // LOAD DATA LOCAL reports rejected values as warnings: fail with the server's words.
+  // LOAD DATA LOCAL reports rejected values as warnings: fail with the server's words, each
+  // "for column 'c' at row N" (N counts the lines of this LOAD) turned into the source table,
+  // column and primary key of that row.
   std::string detail;
   auto w = conn_->Query("SHOW WARNINGS LIMIT 5", ctx);
   if (w.ok()) {
     for (const TextRow& r : *w) {
       detail += (detail.empty() ? "" : "; ") + Str(r, 0) + " " + Str(r, 1) + ": " + Str(r, 2);
+      const std::string& text = Str(r, 2);
+      const size_t at = text.rfind(" at row ");
+      if (at == std::string::npos) continue;
+      uint64_t line = std::strtoull(text.c_str() + at + 8, nullptr, 10);
+      if (line == 0) continue;
+      std::string column;
+      if (size_t c = text.find("column '"); c != std::string::npos) {
+        const size_t end = text.find('\'', c + 8);
+        if (end != std::string::npos) column = text.substr(c + 8, end - c - 8);
+      }
+      size_t row = line - 1;
+      for (const BundleRef* ref : bundles) {
+        const Bundle& b = *ref->bundle;
+        if (row >= b.rows()) {
+          row -= b.rows();
+          continue;
+        }
+        detail += " (source table " + ref->table->QualifiedName();
+        if (!column.empty()) detail += ", column " + column;
+        detail += ", " + RowName(*plan, b, row, ref->id) + ")";
+        break;
+      }
     }
   }
   if (detail.empty()) detail = info == nullptr ? "no detail" : info;
@@ -1167,11 +1192,17 @@ Status MysqlSink::DropStaleRuns() {
 }
 
 Result<std::vector<std::string>> MysqlSink::AbandonStream(bool keep_partial) {
-  DBS_RETURN_IF_ERROR(EnsureConnected());
+  // Without creating the bookkeeping: another writer of the run may have dropped it already.
+  if (conn_ == nullptr || conn_->broken()) {
+    conn_.reset();
+    DBS_RETURN_IF_ERROR(Connect(/*bookkeeping=*/false));
+  }
   std::vector<std::string> kept;
   bool undo = false;
   const std::string ctx = "cleaning up after the failed run";
   Status s = WithTableLock("", [&]() -> Status {
+    DBS_ASSIGN_OR_RETURN(bool bookkeeping, TableExists("_dbstreams", "state"));
+    if (!bookkeeping) return Status::Ok();  // another writer of the run cleaned up
     std::string run;
     DBS_ASSIGN_OR_RETURN(bool ended, HasPhase("", "run", &run));
     if (ended && run == "swapped") return Status::Ok();  // the new data is in
@@ -1217,7 +1248,7 @@ Result<std::vector<std::string>> MysqlSink::AbandonStream(bool keep_partial) {
           "DELETE FROM `_dbstreams`.`applied` WHERE `stream` = " + stream + " LIMIT 10000", ctx));
       if (conn_->affected_rows() < 10000) break;
     }
-    return Status::Ok();
+    return DropBookkeepingIfOnlyOurs();  // under the lock: no other writer is in here
   });
   if (!s.ok() && s.message() == "mid-swap") {
     return Status::FailedPrecondition(
@@ -1226,7 +1257,7 @@ Result<std::vector<std::string>> MysqlSink::AbandonStream(bool keep_partial) {
         "resume) to bring them all to the new data");
   }
   if (!s.ok()) return s.WithContext(ctx);
-  if (undo && !keep_partial) DBS_RETURN_IF_ERROR(DropBookkeepingIfOnlyOurs());
+  if (undo && dropped_bookkeeping_) conn_.reset();  // Connect() would create it again
   return kept;
 }
 
@@ -1244,7 +1275,7 @@ Status MysqlSink::DropBookkeepingIfOnlyOurs() {
                                                  ctx));
   if (tables.empty() || Str(tables[0], 0) != "3") return Status::Ok();
   DBS_RETURN_IF_ERROR(conn_->Exec("DROP DATABASE `_dbstreams`", ctx));
-  conn_.reset();  // Connect() creates the bookkeeping again when this sink is used again
+  dropped_bookkeeping_ = true;
   return Status::Ok();
 }
 

@@ -115,7 +115,8 @@ class MysqlSink : public Sink {
 
  private:
   MysqlSink(ConnectionConfig config, SinkOptions options);
-  Status Connect();
+  // Opens the connection; with `bookkeeping`, creates `_dbstreams` and its tables when missing.
+  Status Connect(bool bookkeeping = true);
   Status EnsureConnected();
   std::string TargetDatabase(const std::string& source_schema) const;
   Result<TablePlan*> PlanFor(const TableSchema& source_table);
@@ -154,6 +155,7 @@ class MysqlSink : public Sink {
   std::unique_ptr<mysql::MysqlConnection> conn_;
   bool load_data_ = true;
   bool stale_dropped_ = false;
+  bool dropped_bookkeeping_ = false;
   uint64_t max_statement_bytes_ = 4u << 20;
   std::map<std::string, std::unique_ptr<TablePlan>> plans_;  // by "<source schema>\n<name>"
 };
