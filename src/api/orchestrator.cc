@@ -233,6 +233,13 @@ void Orchestrator::MonitorLoop() {
                          ": it crashed or lost its NATS connection; start the run again");
         continue;
       }
+      if (!live->verifier.empty() && !AliveLocked(live->verifier, now)) {
+        FinishLocked(live.get(), "failed",
+                     "writer service " + live->verifier +
+                         " stopped sending heartbeats while it verified the load: the data "
+                         "is in the target but unverified; start the run again");
+        continue;
+      }
       if (!live->writers.empty()) {
         bool any = false;
         std::string names;
@@ -328,6 +335,8 @@ void Orchestrator::MonitorLoop() {
       }
       if (j.value("state", "") == "complete" && !it->second->verify) {
         FinishLocked(it->second.get(), "completed", "");
+      } else if (j.value("state", "") == "complete") {
+        it->second->verifier = writer.substr(0, writer.size() - suffix.size());
       }
       if (j.value("state", "") == "failed") {
         FinishLocked(it->second.get(), "failed", j.value("error", "the stream failed"));

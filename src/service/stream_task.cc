@@ -1,5 +1,9 @@
 #include "service/stream_task.h"
 
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
 #include "core/logging.h"
 #include "reader/stream_reader.h"
 #include "verify/checksum.h"
@@ -68,6 +72,12 @@ class LoadWriterTask : public StreamTask {
     DBS_RETURN_IF_ERROR(ran);
     if (config_.mode != StreamMode::kLoad || !config_.verify || !writer_.won_completion()) {
       return Status::Ok();
+    }
+    if (const char* pause = std::getenv("DBS_TEST_VERIFY_PAUSE_SECONDS");
+        pause != nullptr && *pause != '\0') {
+      Log(LogLevel::kWarn, "writer", "test hook: pausing before the verification",
+          {F("seconds", pause)});
+      std::this_thread::sleep_for(std::chrono::seconds(std::atoi(pause)));
     }
     DBS_ASSIGN_OR_RETURN(std::vector<TableVerdict> verdicts, VerifyStream(config_));
     nlohmann::json tables = nlohmann::json::array();

@@ -555,6 +555,61 @@ TEST_F(ApiTest, SecretsNeverLeak) {
   EXPECT_EQ(logs.find(kSecret), std::string::npos);
 }
 
+// A load stopped through the API mid-load is abandoned in the target like a failed run: the
+// target table keeps its old rows and no shadow schema stays (issue 11 section 3).
+TEST_F(ApiTest, LoadStoppedMidwayLeavesTheTargetAsItWas) {
+  ASSERT_TRUE(env->pg->CreateDatabase("api_stop_src").ok());
+  ASSERT_TRUE(env->pg->CreateDatabase("api_stop_dst").ok());
+  ASSERT_TRUE(env->pg
+                  ->Exec("CREATE TABLE t (id int PRIMARY KEY, v text); INSERT INTO t SELECT "
+                         "g, repeat('x', 200) FROM generate_series(1, 400000) g",
+                         "api_stop_src")
+                  .ok());
+  ASSERT_TRUE(env->pg
+                  ->Exec("CREATE TABLE t (id int PRIMARY KEY, v text); INSERT INTO t SELECT "
+                         "g, 'old' FROM generate_series(1, 10) g",
+                         "api_stop_dst")
+                  .ok());
+  std::string src = PgConnection("pg-stop-src", "api_stop_src");
+  std::string dst = PgConnection("pg-stop-dst", "api_stop_dst");
+  auto s = Post("/api/v1/streams", {{"name", "api-stop"},
+                                    {"source", {{"connection", src}}},
+                                    {"target", {{"connection", dst}}},
+                                    {"schemaPolicy", "drop_and_recreate"}});
+  ASSERT_EQ(s.first, 201) << s.second.dump();
+  auto run =
+      Post("/api/v1/streams/" + s.second["id"].get<std::string>() + "/start", json::object());
+  ASSERT_EQ(run.first, 202) << run.second.dump();
+  const std::string rid = run.second["id"];
+  // Stop once some bundles are committed into the shadow copy.
+  int64_t n = 0;
+  for (int i = 0; i < 600 && n == 0; ++i) {
+    auto q = env->pg->Query("SELECT count(*) FROM _dbstreams.applied", "api_stop_dst");
+    n = q.ok() && !q->empty() && (*q)[0][0] ? std::stoll(*(*q)[0][0]) : 0;
+    if (n == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_GT(n, 0);
+  auto stop = Post("/api/v1/runs/" + rid + "/stop", json::object());
+  ASSERT_EQ(stop.first, 200) << stop.second.dump();
+  int events = 0;
+  const std::string state = WatchProgress(rid, &events);
+  EXPECT_TRUE(state == "stopped" || state == "failed") << state;
+  auto gone = [&] {
+    auto q =
+        env->pg->Query("SELECT count(*) FROM pg_namespace WHERE nspname LIKE '\\_dbs\\_shadow\\_%'",
+                       "api_stop_dst");
+    return q.ok() && !q->empty() && (*q)[0][0] && *(*q)[0][0] == "0";
+  };
+  for (int i = 0; i < 100 && !gone(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(gone()) << "the stopped run's shadow schema stayed";
+  auto rows = env->pg->Query("SELECT count(*), min(v), max(v) FROM t", "api_stop_dst");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ((*rows)[0][0].value_or(""), "10");
+  EXPECT_EQ((*rows)[0][1].value_or(""), "old");
+}
+
 TEST_F(ApiTest, KilledReaderFailsTheRun) {
   // A source table locked by this test: the reader blocks reading it until it is killed.
   ASSERT_TRUE(env->pg->CreateDatabase("api_lock_src").ok());
@@ -623,59 +678,67 @@ TEST_F(ApiTest, KilledReaderFailsTheRun) {
   (void)env->api_conn->PublishCore("dbs.control.run", stop);
 }
 
-// A load stopped through the API mid-load is abandoned in the target like a failed run: the
-// target table keeps its old rows and no shadow schema stays (issue 11 section 3).
-TEST_F(ApiTest, LoadStoppedMidwayLeavesTheTargetAsItWas) {
-  ASSERT_TRUE(env->pg->CreateDatabase("api_stop_src").ok());
-  ASSERT_TRUE(env->pg->CreateDatabase("api_stop_dst").ok());
+// Runs last (it replaces the in-process services by child processes): the writer that
+// completed a verified load dies while verifying it (test hook DBS_TEST_VERIFY_PAUSE_SECONDS);
+// the run fails saying so instead of staying "running" for ever.
+TEST_F(ApiTest, VerifierDyingFailsTheRun) {
+  ASSERT_TRUE(env->pg->CreateDatabase("api_verif_src").ok());
+  ASSERT_TRUE(env->pg->CreateDatabase("api_verif_dst").ok());
   ASSERT_TRUE(env->pg
-                  ->Exec("CREATE TABLE t (id int PRIMARY KEY, v text); INSERT INTO t SELECT "
-                         "g, repeat('x', 200) FROM generate_series(1, 400000) g",
-                         "api_stop_src")
+                  ->Exec("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t SELECT g FROM "
+                         "generate_series(1, 1000) g",
+                         "api_verif_src")
                   .ok());
-  ASSERT_TRUE(env->pg
-                  ->Exec("CREATE TABLE t (id int PRIMARY KEY, v text); INSERT INTO t SELECT "
-                         "g, 'old' FROM generate_series(1, 10) g",
-                         "api_stop_dst")
-                  .ok());
-  std::string src = PgConnection("pg-stop-src", "api_stop_src");
-  std::string dst = PgConnection("pg-stop-dst", "api_stop_dst");
-  auto s = Post("/api/v1/streams", {{"name", "api-stop"},
+  std::string src = PgConnection("pg-verif-src", "api_verif_src");
+  std::string dst = PgConnection("pg-verif-dst", "api_verif_dst");
+  auto s = Post("/api/v1/streams", {{"name", "api-verif"},
                                     {"source", {{"connection", src}}},
-                                    {"target", {{"connection", dst}}},
-                                    {"schemaPolicy", "drop_and_recreate"}});
+                                    {"target", {{"connection", dst}}}});
   ASSERT_EQ(s.first, 201) << s.second.dump();
+  if (env->reader) env->reader->Shutdown();
+  env->writer->Shutdown();
+  auto spawn = [&](const char* bin, const char* id, const char* env_var) {
+    pid_t child = fork();
+    if (child == 0) {
+      if (env_var != nullptr) putenv(const_cast<char*>(env_var));
+      execl(bin, bin, "--service", "--service-id", id, "--nats-url", env->nats_url.c_str(),
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    return child;
+  };
+  pid_t reader = spawn(DBS_READER_BIN, "reader-verif", nullptr);
+  pid_t writer = spawn(DBS_WRITER_BIN, "writer-verif", "DBS_TEST_VERIFY_PAUSE_SECONDS=300");
+  ASSERT_GT(reader, 0);
+  ASSERT_GT(writer, 0);
+  // Only the children hold the queue groups once the in-process services' heartbeats expired.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5500));
   auto run =
       Post("/api/v1/streams/" + s.second["id"].get<std::string>() + "/start", json::object());
   ASSERT_EQ(run.first, 202) << run.second.dump();
   const std::string rid = run.second["id"];
-  // Stop once some bundles are committed into the shadow copy.
-  int64_t n = 0;
-  for (int i = 0; i < 600 && n == 0; ++i) {
-    auto q = env->pg->Query("SELECT count(*) FROM _dbstreams.applied", "api_stop_dst");
-    n = q.ok() && !q->empty() && (*q)[0][0] ? std::stoll(*(*q)[0][0]) : 0;
-    if (n == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Swapped in: the writer is now in its verification pause.
+  bool swapped = false;
+  for (int i = 0; i < 600 && !swapped; ++i) {
+    auto q = env->pg->Query(
+        "SELECT count(*) FROM _dbstreams.dbstreams_state WHERE tbl = '' AND "
+        "phase = 'swapped'",
+        "api_verif_dst");
+    swapped = q.ok() && !q->empty() && (*q)[0][0] && *(*q)[0][0] == "1";
+    if (!swapped) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ASSERT_GT(n, 0);
-  auto stop = Post("/api/v1/runs/" + rid + "/stop", json::object());
-  ASSERT_EQ(stop.first, 200) << stop.second.dump();
+  ASSERT_TRUE(swapped);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // the status is read each 1 s
+  EXPECT_EQ(Get("/api/v1/runs/" + rid).second.value("state", ""), "running");
+  kill(writer, SIGKILL);
+  waitpid(writer, nullptr, 0);
   int events = 0;
-  const std::string state = WatchProgress(rid, &events);
-  EXPECT_TRUE(state == "stopped" || state == "failed") << state;
-  auto gone = [&] {
-    auto q =
-        env->pg->Query("SELECT count(*) FROM pg_namespace WHERE nspname LIKE '\\_dbs\\_shadow\\_%'",
-                       "api_stop_dst");
-    return q.ok() && !q->empty() && (*q)[0][0] && *(*q)[0][0] == "0";
-  };
-  for (int i = 0; i < 100 && !gone(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_TRUE(gone()) << "the stopped run's shadow schema stayed";
-  auto rows = env->pg->Query("SELECT count(*), min(v), max(v) FROM t", "api_stop_dst");
-  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
-  EXPECT_EQ((*rows)[0][0].value_or(""), "10");
-  EXPECT_EQ((*rows)[0][1].value_or(""), "old");
+  EXPECT_EQ(WatchProgress(rid, &events), "failed");
+  auto st = Get("/api/v1/runs/" + rid);
+  EXPECT_NE(st.second.value("error", "").find("while it verified the load"), std::string::npos)
+      << st.second.dump();
+  kill(reader, SIGTERM);
+  waitpid(reader, nullptr, 0);
 }
 
 }  // namespace
