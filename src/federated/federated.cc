@@ -115,6 +115,16 @@ bool ParseScaled(std::string_view s, uint32_t scale, __int128* out) {
 
 // --- what a source is asked for -----------------------------------------------------------
 
+// The first error a source reader reported during a statement (DuckDB only passes on text).
+struct SourceError {
+  std::mutex mu;
+  std::optional<Status> status;
+  void Record(const std::string& alias, const Status& s) {
+    std::lock_guard<std::mutex> l(mu);
+    if (!status) status = Status(s.code(), alias + ": " + s.message());
+  }
+};
+
 // One source table of the statement: the table function's extra info.
 struct ScanTarget {
   std::string alias;     // as the request wrote it
@@ -125,6 +135,7 @@ struct ScanTarget {
   TableSchema table;
   std::string filter;  // source SQL; empty: none
   const FederatedOptions* options = nullptr;
+  SourceError* error = nullptr;
 
   std::string Quote(const std::string& name) const {
     return engine == Engine::kMysql ? mysql::QuoteName(name) : pg::QuoteIdent(name);
@@ -306,6 +317,7 @@ void ScanInit(duckdb_init_info info) {
     }
   }
   if (!s.ok()) {
+    t->error->Record(t->alias, s);
     duckdb_init_set_error(info, (t->alias + ": " + s.ToString()).c_str());
     return;
   }
@@ -454,6 +466,7 @@ void Scan(duckdb_function_info info, duckdb_data_chunk output) {
   auto* l = static_cast<LocalScan*>(duckdb_function_get_local_init_data(info));
   const size_t cap = duckdb_vector_size();
   auto fail = [&](const Status& s) {
+    t->error->Record(t->alias, s);
     duckdb_function_set_error(info, (t->alias + ": " + s.ToString()).c_str());
     duckdb_data_chunk_set_size(output, 0);
   };
@@ -624,6 +637,7 @@ class Session {
       t->source_mu = os.mu.get();
       t->engine = fs->connection.engine;
       t->options = &options_;
+      t->error = &error_;
       TableRef ref{tn.key.schema.empty() ? os.source->DefaultSchema() : tn.schema_as_written,
                    tn.table_as_written};
       auto described = os.source->Describe(ref);
@@ -697,7 +711,7 @@ class Session {
     duckdb_result res;
     Status st = WithTimeout([&] {
       if (duckdb_query(con_, wrapped.c_str(), &res) == DuckDBSuccess) return Status::Ok();
-      Status s = Status::InvalidArgument(duckdb_result_error(&res));
+      Status s = Status::InvalidArgument(std::string("sql: ") + duckdb_result_error(&res));
       duckdb_destroy_result(&res);
       return s;
     });
@@ -809,6 +823,7 @@ class Session {
     }
     cv.notify_all();
     watchdog.join();
+    if (!s.ok() && error_.status) return *error_.status;
     if (fired && !s.ok()) {
       return Status::Timeout("the federated query ran over its timeout of " +
                              std::to_string(options_.timeout_ms) + " ms");
@@ -821,7 +836,7 @@ class Session {
     std::vector<std::string> out;
     Status s = WithTimeout([&] {
       if (duckdb_query(con_, sql.c_str(), &res) == DuckDBSuccess) return Status::Ok();
-      Status e = Status::InvalidArgument(duckdb_result_error(&res));
+      Status e = Status::InvalidArgument(std::string("sql: ") + duckdb_result_error(&res));
       duckdb_destroy_result(&res);
       return e;
     });
@@ -925,6 +940,7 @@ class Session {
   }
 
   FederatedOptions options_;
+  SourceError error_;
   duckdb_database db_ = nullptr;
   duckdb_connection con_ = nullptr;
   std::map<std::string, OpenSource> opened_;
