@@ -4,6 +4,7 @@
 // read-only refusals; a large join that fits its memory limit only by spilling.
 #include <duckdb.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <fstream>
@@ -276,6 +277,18 @@ TEST_F(Federated, LargeJoinSpillsWithinItsMemoryLimit) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->rows, nlohmann::json::parse("[[" + std::to_string(n) + ", \"" +
                                              std::to_string(int64_t{n} * 768) + "\"]]"));
+  // The process stayed near its limit although the joined rows are ~230 MB.
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  const long peak_mb = ru.ru_maxrss / 1024;
+  RecordProperty("peak_rss_mb", static_cast<int>(peak_mb));
+  EXPECT_LT(peak_mb, 400) << "peak RSS " << peak_mb << " MB";
+  // A timeout interrupts the statement.
+  FederatedOptions quick = o;
+  quick.timeout_ms = 200;
+  auto slow = federated::Run(Sources(), sql, quick);
+  ASSERT_FALSE(slow.ok());
+  EXPECT_EQ(slow.status().code(), StatusCode::kTimeout) << slow.status().ToString();
   // The same statement without a spill folder does not fit.
   o.temp_dir.clear();
   auto no_spill = federated::Run(Sources(), sql, o);
