@@ -227,6 +227,10 @@ TEST_F(Federated, RefusesAnythingButOneSelect) {
   ASSERT_FALSE(file.ok());
   EXPECT_NE(file.status().message().find("/etc/passwd"), std::string::npos)
       << file.status().ToString();
+  auto up = federated::Run(Sources(), "SELECT * FROM read_csv('" + dir_ + "/../../etc/passwd')",
+                           Options());
+  ASSERT_FALSE(up.ok());
+  EXPECT_NE(up.status().message().find("Permission"), std::string::npos) << up.status().ToString();
   EXPECT_FALSE(ValidateAlias("1pg").ok());
   EXPECT_FALSE(ValidateAlias("pg-1").ok());
   EXPECT_TRUE(ValidateAlias("pg_1").ok());
