@@ -146,84 +146,111 @@ std::vector<TableName> CollectTables(const json& ast, const std::set<std::string
   return out;
 }
 
-std::map<TableKey, std::vector<Predicate>> CollectPredicates(
-    const json& ast, const std::set<std::string>& aliases,
-    const std::function<bool(const TableKey&, const std::string&)>& has_column) {
+namespace {
+
+using HasColumn = std::function<bool(const TableKey&, const std::string&)>;
+
+// Adds to *out the top-level AND parts of `cond` that may narrow one of `bindings`' source
+// tables. `unqualified`: a bare column name may name the only binding's column.
+void Extract(const json& cond, const std::vector<Binding>& bindings, bool unqualified,
+             const HasColumn& has_column, std::map<TableKey, std::vector<Predicate>>* out_map) {
+  auto& out = *out_map;
+  if (!cond.is_object()) return;
+  std::vector<const json*> parts;
+  if (Str(cond, "type") == "CONJUNCTION_AND") {
+    for (const auto& c : cond["children"]) parts.push_back(&c);
+  } else {
+    parts.push_back(&cond);
+  }
+  // The table and column a column reference resolves to, when it is a source table's.
+  auto target = [&](const json& colref, std::string* column) -> const Binding* {
+    if (!IsColumn(colref)) return nullptr;
+    if (!unqualified && colref["column_names"].size() < 2) return nullptr;
+    const Binding* b = Resolve(colref, bindings, column);
+    if (!b || !b->table || !has_column(*b->table, *column)) return nullptr;
+    return b;
+  };
+  for (const json* p : parts) {
+    const std::string cls = Str(*p, "class");
+    const std::string type = Str(*p, "type");
+    std::string column;
+    if (cls == "COMPARISON") {
+      const json& l = (*p)["left"];
+      const json& r = (*p)["right"];
+      bool flipped = false;
+      const Binding* b = nullptr;
+      const json* constant = nullptr;
+      if (IsConstant(r)) {
+        b = target(l, &column);
+        constant = &r;
+      } else if (IsConstant(l)) {
+        b = target(r, &column);
+        constant = &l;
+        flipped = true;
+      }
+      auto op = CompareOp(type, flipped);
+      if (!b || !op) continue;
+      out[*b->table].push_back({Predicate::Kind::kCompare, column, *op, {(*constant)["value"]}});
+    } else if (cls == "OPERATOR" && type == "COMPARE_IN") {
+      const json& ch = (*p)["children"];
+      if (!ch.is_array() || ch.size() < 2) continue;
+      const Binding* b = target(ch[0], &column);
+      if (!b) continue;
+      Predicate pr{Predicate::Kind::kIn, column, "", {}};
+      bool all = true;
+      for (size_t i = 1; i < ch.size() && all; ++i) {
+        all = IsConstant(ch[i]);
+        if (all) pr.values.push_back(ch[i]["value"]);
+      }
+      if (all) out[*b->table].push_back(std::move(pr));
+    } else if (cls == "OPERATOR" &&
+               (type == "OPERATOR_IS_NULL" || type == "OPERATOR_IS_NOT_NULL")) {
+      const json& ch = (*p)["children"];
+      if (!ch.is_array() || ch.size() != 1) continue;
+      const Binding* b = target(ch[0], &column);
+      if (!b) continue;
+      if (type == "OPERATOR_IS_NULL") {
+        if (b->nullable) continue;
+        out[*b->table].push_back({Predicate::Kind::kIsNull, column, "", {}});
+      } else {
+        out[*b->table].push_back({Predicate::Kind::kIsNotNull, column, "", {}});
+      }
+    } else if (cls == "BETWEEN") {
+      const json& in = (*p)["input"];
+      const json& lo = (*p)["lower"];
+      const json& hi = (*p)["upper"];
+      if (!IsConstant(lo) || !IsConstant(hi)) continue;
+      const Binding* b = target(in, &column);
+      if (!b) continue;
+      out[*b->table].push_back({Predicate::Kind::kCompare, column, ">=", {lo["value"]}});
+      out[*b->table].push_back({Predicate::Kind::kCompare, column, "<=", {hi["value"]}});
+    }
+  }
+}
+
+}  // namespace
+
+std::map<TableKey, std::vector<Predicate>> CollectPredicates(const json& ast,
+                                                             const std::set<std::string>& aliases,
+                                                             const HasColumn& has_column) {
   std::map<TableKey, std::vector<Predicate>> out;
   Walk(ast, [&](const json& node) {
-    if (Str(node, "type") != "SELECT_NODE") return;
-    const json& where = node.contains("where_clause") ? node["where_clause"] : json();
-    if (!where.is_object()) return;
-    std::vector<Binding> bindings;
-    if (node.contains("from_table")) Bindings(node["from_table"], false, aliases, &bindings);
-    std::vector<const json*> parts;
-    if (Str(where, "type") == "CONJUNCTION_AND") {
-      for (const auto& c : where["children"]) parts.push_back(&c);
-    } else {
-      parts.push_back(&where);
-    }
-    // The table and column a column reference resolves to, when it is a source table's.
-    auto target = [&](const json& colref, std::string* column) -> const Binding* {
-      if (!IsColumn(colref)) return nullptr;
-      const Binding* b = Resolve(colref, bindings, column);
-      if (!b || !b->table || !has_column(*b->table, *column)) return nullptr;
-      return b;
-    };
-    for (const json* p : parts) {
-      const std::string cls = Str(*p, "class");
-      const std::string type = Str(*p, "type");
-      std::string column;
-      if (cls == "COMPARISON") {
-        const json& l = (*p)["left"];
-        const json& r = (*p)["right"];
-        bool flipped = false;
-        const Binding* b = nullptr;
-        const json* constant = nullptr;
-        if (IsConstant(r)) {
-          b = target(l, &column);
-          constant = &r;
-        } else if (IsConstant(l)) {
-          b = target(r, &column);
-          constant = &l;
-          flipped = true;
-        }
-        auto op = CompareOp(type, flipped);
-        if (!b || !op) continue;
-        out[*b->table].push_back({Predicate::Kind::kCompare, column, *op, {(*constant)["value"]}});
-      } else if (cls == "OPERATOR" && type == "COMPARE_IN") {
-        const json& ch = (*p)["children"];
-        if (!ch.is_array() || ch.size() < 2) continue;
-        const Binding* b = target(ch[0], &column);
-        if (!b) continue;
-        Predicate pr{Predicate::Kind::kIn, column, "", {}};
-        bool all = true;
-        for (size_t i = 1; i < ch.size() && all; ++i) {
-          all = IsConstant(ch[i]);
-          if (all) pr.values.push_back(ch[i]["value"]);
-        }
-        if (all) out[*b->table].push_back(std::move(pr));
-      } else if (cls == "OPERATOR" &&
-                 (type == "OPERATOR_IS_NULL" || type == "OPERATOR_IS_NOT_NULL")) {
-        const json& ch = (*p)["children"];
-        if (!ch.is_array() || ch.size() != 1) continue;
-        const Binding* b = target(ch[0], &column);
-        if (!b) continue;
-        if (type == "OPERATOR_IS_NULL") {
-          if (b->nullable) continue;
-          out[*b->table].push_back({Predicate::Kind::kIsNull, column, "", {}});
-        } else {
-          out[*b->table].push_back({Predicate::Kind::kIsNotNull, column, "", {}});
-        }
-      } else if (cls == "BETWEEN") {
-        const json& in = (*p)["input"];
-        const json& lo = (*p)["lower"];
-        const json& hi = (*p)["upper"];
-        if (!IsConstant(lo) || !IsConstant(hi)) continue;
-        const Binding* b = target(in, &column);
-        if (!b) continue;
-        out[*b->table].push_back({Predicate::Kind::kCompare, column, ">=", {lo["value"]}});
-        out[*b->table].push_back({Predicate::Kind::kCompare, column, "<=", {hi["value"]}});
-      }
+    const std::string type = Str(node, "type");
+    if (type == "SELECT_NODE") {
+      // WHERE: on every table of the FROM.
+      if (!node.contains("where_clause") || !node.contains("from_table")) return;
+      std::vector<Binding> bindings;
+      Bindings(node["from_table"], false, aliases, &bindings);
+      Extract(node["where_clause"], bindings, true, has_column, &out);
+    } else if (type == "JOIN" && !node.contains("class") && Str(node, "ref_type") == "REGULAR" &&
+               node.contains("condition")) {
+      // ON: an inner join's condition narrows either side; an outer join's only the side
+      // whose rows it picks (LEFT: the right side). Qualified columns only.
+      const std::string jt = Str(node, "join_type");
+      std::vector<Binding> bindings;
+      if (jt == "INNER" || jt == "RIGHT") Bindings(node["left"], false, aliases, &bindings);
+      if (jt == "INNER" || jt == "LEFT") Bindings(node["right"], false, aliases, &bindings);
+      Extract(node["condition"], bindings, false, has_column, &out);
     }
   });
   return out;

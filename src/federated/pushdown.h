@@ -11,8 +11,11 @@
 //    unqualified when the FROM holds that table alone). IS NULL is left out for a table on the
 //    NULL-extended side of an outer join (it would let rows through that the join removes);
 //    the other forms reject NULLs, so sending them to either side only drops rows the WHERE
-//    would drop. `has_column` tells whether a table has a column (so a name that belongs to an
-//    outer query is never taken for the table's).
+//    would drop. The same forms are taken from JOIN ... ON conditions, with qualified columns:
+//    an inner join's for tables on either side, a LEFT join's for the right side only (a RIGHT
+//    join's for the left), which is exactly the rows the join can match. `has_column` tells
+//    whether a table has a column (so a name that belongs to an outer query is never taken for
+//    the table's).
 //  - The statement DuckDB runs is never changed: DuckDB applies every condition again, so a
 //    predicate sent to a source only narrows what is read.
 #pragma once

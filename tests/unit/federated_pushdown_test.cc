@@ -111,5 +111,25 @@ TEST(FederatedPushdown, LeavesOutWhatIsNotSafeOrNotSimple) {
             std::vector<std::string>{"pg1.public.users:id < 3"});
 }
 
+TEST(FederatedPushdown, TakesJoinConditionsForTheSideTheyNarrow) {
+  // Inner join: both sides; LEFT: the right side only; FULL: none; bare names: none.
+  EXPECT_EQ(Pushed("SELECT * FROM pg1.public.users u JOIN my1.s.o o "
+                   "ON o.uid = u.id AND u.id < 5 AND o.status = 'paid' AND id = 3"),
+            (std::vector<std::string>{"my1.s.o:status = \"paid\"", "pg1.public.users:id < 5"}));
+  EXPECT_EQ(Pushed("SELECT * FROM pg1.public.users u LEFT JOIN my1.s.o o "
+                   "ON o.uid = u.id AND u.id < 5 AND o.status = 'paid' AND o.note IS NULL"),
+            (std::vector<std::string>{"my1.s.o:status = \"paid\"", "my1.s.o:note is null"}));
+  EXPECT_EQ(Pushed("SELECT * FROM pg1.public.users u RIGHT JOIN my1.s.o o "
+                   "ON o.uid = u.id AND u.id < 5 AND o.status = 'paid'"),
+            (std::vector<std::string>{"pg1.public.users:id < 5"}));
+  EXPECT_TRUE(Pushed("SELECT * FROM pg1.public.users u FULL JOIN my1.s.o o "
+                     "ON o.uid = u.id AND u.id < 5 AND o.status = 'paid'")
+                  .empty());
+  // IS NULL on a table NULL-extended inside the joined side is not taken.
+  EXPECT_TRUE(Pushed("SELECT * FROM pg1.public.a a JOIN (my1.s.b b LEFT JOIN my1.s.c c "
+                     "ON c.id = b.id) ON a.id = b.id AND c.x IS NULL")
+                  .empty());
+}
+
 }  // namespace
 }  // namespace dbs::federated
