@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "api/connections.h"
+#include "api/federated_routes.h"
 #include "api/static_ui.h"
 #include "bus/protocol.h"
 #include "config/stream_config.h"
@@ -874,6 +875,11 @@ void ApiServer::Impl::RegisterRoutes() {
   RegisterSystemRoutes(v1);
   RegisterApiKeyRoutes(v1);
   RegisterCompatibilityAliases(v1);
+  RegisterFederatedRoutes(
+      v1, [this](const std::string& m, const std::string& p, FederatedHandler h) {
+        Add(m, p, [h](Ctx& c) { return h(c.body); });
+      },
+      {[this](const std::string& id) { return Connection(id); }, "", "1GB"});
 }
 
 const Route& ApiServer::Impl::RouteFor(const std::string& method, const std::string& path) const {

@@ -1,0 +1,146 @@
+#include "api/federated_routes.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <system_error>
+
+#include "federated/federated.h"
+
+namespace dbs::api {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kMaxSources = 16;
+constexpr size_t kMaxSqlBytes = 256 * 1024;
+
+struct Request {
+  std::vector<federated::FederatedSource> sources;
+  std::string sql;
+  federated::FederatedOptions options;
+};
+
+Status Field(const std::string& name, const std::string& what) {
+  return Status::InvalidArgument(name + " " + what);
+}
+
+Result<Request> ParseRequest(const json& body, const FederatedRouteDeps& deps) {
+  Request r;
+  for (const auto& [k, v] : body.items()) {
+    if (k != "sources" && k != "sql" && k != "maxRows" && k != "timeoutMs") {
+      return Field(k.size() <= 64 ? k : k.substr(0, 64) + "...",
+                   "is not a known field (sources, sql, maxRows, timeoutMs)");
+    }
+  }
+  if (!body.contains("sql") || !body["sql"].is_string() || body["sql"].get<std::string>().empty()) {
+    return Field("sql", "is required: one SELECT statement");
+  }
+  r.sql = body["sql"].get<std::string>();
+  if (r.sql.size() > kMaxSqlBytes) {
+    return Field("sql", "must be at most " + std::to_string(kMaxSqlBytes) + " bytes");
+  }
+  if (body.contains("maxRows")) {
+    const json& m = body["maxRows"];
+    if (!m.is_number_integer() || m.get<int64_t>() < 1 || m.get<int64_t>() > 100000) {
+      return Field("maxRows", "must be an integer from 1 to 100000");
+    }
+    r.options.max_rows = m.get<int64_t>();
+  }
+  if (body.contains("timeoutMs")) {
+    const json& t = body["timeoutMs"];
+    if (!t.is_number_integer() || t.get<int64_t>() < 1 || t.get<int64_t>() > 3600000) {
+      return Field("timeoutMs", "must be an integer from 1 to 3600000");
+    }
+    r.options.timeout_ms = t.get<int64_t>();
+  }
+  if (!body.contains("sources") || !body["sources"].is_array() || body["sources"].empty() ||
+      body["sources"].size() > kMaxSources) {
+    return Field("sources", "must be an array of 1 to " + std::to_string(kMaxSources) +
+                                " {\"alias\", \"connectionId\"} objects");
+  }
+  for (size_t i = 0; i < body["sources"].size(); ++i) {
+    const json& s = body["sources"][i];
+    const std::string at = "sources[" + std::to_string(i) + "]";
+    if (!s.is_object() || s.size() != 2 || !s.contains("alias") || !s["alias"].is_string() ||
+        !s.contains("connectionId") || !s["connectionId"].is_string()) {
+      return Field(at, "must be {\"alias\": \"pg1\", \"connectionId\": \"c_...\"}");
+    }
+    federated::FederatedSource fs;
+    fs.alias = s["alias"].get<std::string>();
+    Status a = federated::ValidateAlias(fs.alias);
+    if (!a.ok()) return Field(at + ".alias", a.message());
+    auto conn = deps.connection(s["connectionId"].get<std::string>());
+    if (!conn.ok()) return Field(at + ".connectionId", conn.status().message());
+    fs.connection = std::move(*conn);
+    r.sources.push_back(std::move(fs));
+  }
+  r.options.memory_limit = deps.memory_limit;
+  return r;
+}
+
+// A spill folder for one request, removed with it.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& root) {
+    static std::atomic<uint64_t> n{0};
+    std::error_code ec;
+    std::filesystem::path base =
+        root.empty() ? std::filesystem::temp_directory_path(ec) : std::filesystem::path(root);
+    path_ = (base / ("dbstreams-federated-" + std::to_string(getpid()) + "-" +
+                     std::to_string(n.fetch_add(1))))
+                .string();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Statement errors are the request's; anything a source answered is upstream.
+Status Classify(const Status& s) {
+  if (s.ok() || s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound ||
+      s.code() == StatusCode::kTimeout) {
+    return s;
+  }
+  return Status::Unavailable("a source answered: " + s.ToString());
+}
+
+}  // namespace
+
+void RegisterFederatedRoutes(const std::string& v1, const AddFederatedRoute& add,
+                             FederatedRouteDeps deps) {
+  add("POST", v1 + "/explorer/federated", [deps](const json& body) -> Result<json> {
+    DBS_ASSIGN_OR_RETURN(Request r, ParseRequest(body, deps));
+    TempDir tmp(deps.temp_root);
+    r.options.temp_dir = tmp.path();
+    auto out = federated::Run(r.sources, r.sql, r.options);
+    if (!out.ok()) return Classify(out.status());
+    json cols = json::array();
+    for (const auto& c : out->columns) cols.push_back({{"name", c.name}, {"type", c.type}});
+    return json{{"columns", cols},
+                {"rows", out->rows},
+                {"truncated", out->truncated},
+                {"elapsedMs", out->elapsed_ms}};
+  });
+  add("POST", v1 + "/explorer/federated/explain", [deps](const json& body) -> Result<json> {
+    DBS_ASSIGN_OR_RETURN(Request r, ParseRequest(body, deps));
+    TempDir tmp(deps.temp_root);
+    r.options.temp_dir = tmp.path();
+    auto plan = federated::Explain(r.sources, r.sql, r.options);
+    if (!plan.ok()) return Classify(plan.status());
+    json sources = json::array();
+    for (const auto& s : plan->sources) {
+      sources.push_back({{"alias", s.alias}, {"statement", s.statement}});
+    }
+    return json{{"text", plan->text}, {"sources", sources}};
+  });
+}
+
+}  // namespace dbs::api

@@ -1,0 +1,1018 @@
+#include "federated/federated.h"
+
+#include <duckdb.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "core/logging.h"
+#include "core/temporal.h"
+#include "federated/pushdown.h"
+#include "mysql/mysql_client.h"
+#include "postgres/pg_client.h"
+#include "sources/source.h"
+
+namespace dbs::federated {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char kLog[] = "federated";
+constexpr size_t kMaxBundleBytes = 16u << 20;
+
+// --- types --------------------------------------------------------------------------------
+
+// The DuckDB type a column is offered as (see docs/federated.md for the mapping).
+duckdb_logical_type DuckType(const Column& c) {
+  switch (c.type) {
+    case LogicalType::kBool:
+      return duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN);
+    case LogicalType::kInt8:
+      return duckdb_create_logical_type(DUCKDB_TYPE_TINYINT);
+    case LogicalType::kInt16:
+      return duckdb_create_logical_type(DUCKDB_TYPE_SMALLINT);
+    case LogicalType::kInt32:
+      return duckdb_create_logical_type(DUCKDB_TYPE_INTEGER);
+    case LogicalType::kInt64:
+      return duckdb_create_logical_type(DUCKDB_TYPE_BIGINT);
+    case LogicalType::kUInt8:
+      return duckdb_create_logical_type(DUCKDB_TYPE_UTINYINT);
+    case LogicalType::kUInt16:
+      return duckdb_create_logical_type(DUCKDB_TYPE_USMALLINT);
+    case LogicalType::kUInt32:
+      return duckdb_create_logical_type(DUCKDB_TYPE_UINTEGER);
+    case LogicalType::kUInt64:
+      return duckdb_create_logical_type(DUCKDB_TYPE_UBIGINT);
+    case LogicalType::kFloat32:
+      return duckdb_create_logical_type(DUCKDB_TYPE_FLOAT);
+    case LogicalType::kFloat64:
+      return duckdb_create_logical_type(DUCKDB_TYPE_DOUBLE);
+    case LogicalType::kDecimal:
+      if (c.precision && *c.precision >= 1 && *c.precision <= 38) {
+        return duckdb_create_decimal_type(static_cast<uint8_t>(*c.precision),
+                                          static_cast<uint8_t>(c.scale.value_or(0)));
+      }
+      return duckdb_create_logical_type(DUCKDB_TYPE_DOUBLE);
+    case LogicalType::kBytes:
+      return duckdb_create_logical_type(DUCKDB_TYPE_BLOB);
+    case LogicalType::kDate:
+      return duckdb_create_logical_type(DUCKDB_TYPE_DATE);
+    case LogicalType::kTime:
+      return duckdb_create_logical_type(DUCKDB_TYPE_TIME);
+    case LogicalType::kTimestamp:
+      return duckdb_create_logical_type(DUCKDB_TYPE_TIMESTAMP);
+    case LogicalType::kTimestampTz:
+      return duckdb_create_logical_type(DUCKDB_TYPE_TIMESTAMP_TZ);
+    case LogicalType::kInterval:
+      return duckdb_create_logical_type(DUCKDB_TYPE_INTERVAL);
+    default:
+      return duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
+  }
+}
+
+bool IsNumeric(LogicalType t) {
+  return IsSignedInt(t) || IsUnsignedInt(t) || t == LogicalType::kFloat32 ||
+         t == LogicalType::kFloat64 || t == LogicalType::kDecimal;
+}
+
+// "[-]digits[.digits]" scaled by 10^scale; false when not a finite number that fits.
+bool ParseScaled(std::string_view s, uint32_t scale, __int128* out) {
+  bool neg = false;
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
+  __int128 v = 0;
+  bool digits = false;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+    v = v * 10 + (s[i] - '0');
+    digits = true;
+  }
+  uint32_t frac = 0;
+  if (i < s.size() && s[i] == '.') {
+    for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+      if (frac < scale) {
+        v = v * 10 + (s[i] - '0');
+        ++frac;
+      }
+      digits = true;
+    }
+  }
+  if (!digits || i != s.size()) return false;
+  for (; frac < scale; ++frac) v *= 10;
+  *out = neg ? -v : v;
+  return true;
+}
+
+// --- what a source is asked for -----------------------------------------------------------
+
+// The first error a source reader reported during a statement (DuckDB only passes on text).
+struct SourceError {
+  std::mutex mu;
+  std::optional<Status> status;
+  void Record(const std::string& alias, const Status& s) {
+    std::lock_guard<std::mutex> l(mu);
+    if (!status) status = Status(s.code(), alias + ": " + s.message());
+  }
+};
+
+// One source table of the statement: the table function's extra info.
+struct ScanTarget {
+  std::string alias;     // as the request wrote it
+  std::string function;  // dbs_scan_<n>
+  Source* source = nullptr;
+  std::mutex* source_mu = nullptr;
+  Engine engine = Engine::kPostgres;
+  TableSchema table;
+  std::string filter;  // source SQL; empty: none
+  const FederatedOptions* options = nullptr;
+  SourceError* error = nullptr;
+
+  std::string Quote(const std::string& name) const {
+    return engine == Engine::kMysql ? mysql::QuoteName(name) : pg::QuoteIdent(name);
+  }
+  std::string Statement(const std::vector<std::string>& columns) const {
+    std::string sql = "SELECT ";
+    for (size_t i = 0; i < columns.size(); ++i) sql += (i ? ", " : "") + Quote(columns[i]);
+    sql += " FROM ";
+    sql += engine == Engine::kMysql ? mysql::QuoteQualified(table.schema, table.name)
+                                    : pg::QualifiedName(table.schema, table.name);
+    if (!filter.empty()) sql += " WHERE " + filter;
+    return sql;
+  }
+};
+
+std::string StringLiteral(Engine engine, const std::string& s) {
+  if (engine != Engine::kMysql) return pg::QuoteLiteral(s);
+  // The readers' MySQL sessions keep backslash escapes (sql_mode NO_ENGINE_SUBSTITUTION).
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'')
+      out += "''";
+    else if (c == '\\')
+      out += "\\\\";
+    else if (c == '\0')
+      out += "\\0";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+// A constant in the source's SQL for a column of type `t`; nullopt when not sent.
+std::optional<std::string> Literal(Engine engine, LogicalType t, const json& value) {
+  const json& type = value["type"];
+  const std::string id = type.is_object() ? type.value("id", "") : "";
+  const json& v = value["value"];
+  if (IsNumeric(t)) {
+    static const std::set<std::string> ints = {"TINYINT",  "SMALLINT",  "INTEGER",  "BIGINT",
+                                               "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"};
+    if (ints.count(id) && v.is_number_integer()) return v.dump();
+    if (id == "DECIMAL" && v.is_number_integer() && type["type_info"].is_object()) {
+      const int scale = type["type_info"].value("scale", 0);
+      std::string digits =
+          std::to_string(v.get<int64_t>() < 0 ? -v.get<int64_t>() : v.get<int64_t>());
+      while (static_cast<int>(digits.size()) <= scale) digits.insert(0, "0");
+      std::string out = (v.get<int64_t>() < 0 ? "-" : "") + digits.substr(0, digits.size() - scale);
+      if (scale > 0) out += "." + digits.substr(digits.size() - scale);
+      return out;
+    }
+    if ((id == "DOUBLE" || id == "FLOAT") && v.is_number() && std::isfinite(v.get<double>())) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
+      return std::string(buf);
+    }
+    return std::nullopt;
+  }
+  if ((t == LogicalType::kText || t == LogicalType::kEnum) && id == "VARCHAR" && v.is_string()) {
+    return StringLiteral(engine, v.get<std::string>());
+  }
+  return std::nullopt;
+}
+
+// The source SQL of the predicates that can be sent (AND of them), "" when none.
+std::string FilterSql(const ScanTarget& t, const std::vector<Predicate>& preds) {
+  std::string out;
+  for (const Predicate& p : preds) {
+    int ci = -1;
+    for (size_t i = 0; i < t.table.columns.size(); ++i) {
+      if (Lower(t.table.columns[i].name) == Lower(p.column)) ci = static_cast<int>(i);
+    }
+    if (ci < 0) continue;
+    const Column& col = t.table.columns[static_cast<size_t>(ci)];
+    const std::string name = t.Quote(col.name);
+    std::string sql;
+    switch (p.kind) {
+      case Predicate::Kind::kIsNull:
+        sql = name + " IS NULL";
+        break;
+      case Predicate::Kind::kIsNotNull:
+        sql = name + " IS NOT NULL";
+        break;
+      case Predicate::Kind::kCompare: {
+        // Text compares by collation at the source: only equality is sent (a case- or
+        // pad-insensitive collation then reads a superset, which DuckDB narrows).
+        if (!IsNumeric(col.type) && p.op != "=") continue;
+        auto lit = Literal(t.engine, col.type, p.values[0]);
+        if (!lit) continue;
+        sql = name + " " + p.op + " " + *lit;
+        break;
+      }
+      case Predicate::Kind::kIn: {
+        std::string list;
+        bool ok = true;
+        for (const json& v : p.values) {
+          auto lit = Literal(t.engine, col.type, v);
+          if (!lit)
+            ok = false;
+          else
+            list += (list.empty() ? "" : ", ") + *lit;
+        }
+        if (!ok) continue;
+        sql = name + " IN (" + list + ")";
+        break;
+      }
+    }
+    out += (out.empty() ? "(" : " AND (") + sql + ")";
+  }
+  return out;
+}
+
+// --- the table function --------------------------------------------------------------------
+
+struct GlobalScan {
+  std::vector<int> out_to_read;  // output column -> index in spec.columns; -1: no data (NULL)
+  ReadSpec spec;
+  std::unique_ptr<Snapshot> snapshot;
+  std::mutex mu;
+  std::vector<KeyRange> ranges;
+  size_t next = 0;
+};
+
+struct LocalScan {
+  std::unique_ptr<RowReader> reader;
+  bool reader_done = true;
+  Bundle bundle;
+  size_t pos = 0;
+};
+
+void ScanBind(duckdb_bind_info info) {
+  auto* t = static_cast<ScanTarget*>(duckdb_bind_get_extra_info(info));
+  for (const Column& c : t->table.columns) {
+    duckdb_logical_type lt = DuckType(c);
+    duckdb_bind_add_result_column(info, c.name.c_str(), lt);
+    duckdb_destroy_logical_type(&lt);
+  }
+  if (t->table.estimated_rows) duckdb_bind_set_cardinality(info, *t->table.estimated_rows, false);
+}
+
+void ScanInit(duckdb_init_info info) {
+  auto* t = static_cast<ScanTarget*>(duckdb_init_get_extra_info(info));
+  auto g = std::make_unique<GlobalScan>();
+  g->spec.table = t->table;
+  g->spec.filter = t->filter;
+  const idx_t n = duckdb_init_get_column_count(info);
+  for (idx_t i = 0; i < n; ++i) {
+    const idx_t ci = duckdb_init_get_column_index(info, i);
+    if (ci < t->table.columns.size()) {
+      g->out_to_read.push_back(static_cast<int>(g->spec.columns.size()));
+      g->spec.columns.push_back(t->table.columns[ci].name);
+    } else {
+      g->out_to_read.push_back(-1);  // a virtual column (row id): nothing to read
+    }
+  }
+  if (g->spec.columns.empty()) {
+    // count(*) and the like: read the narrowest thing there is, the key or the first column.
+    g->spec.columns.push_back(t->table.primary_key.empty() ? t->table.columns.at(0).name
+                                                           : t->table.primary_key[0]);
+  }
+  Log(LogLevel::kInfo, kLog, "reading a source table",
+      {F("alias", t->alias), F("statement", t->Statement(g->spec.columns))});
+  Status s;
+  {
+    std::lock_guard<std::mutex> l(*t->source_mu);
+    auto ranges = t->source->Split(t->table, t->options->rows_per_chunk);
+    if (!ranges.ok()) {
+      s = ranges.status();
+    } else {
+      g->ranges = std::move(*ranges);
+      const int readers =
+          std::max(1, std::min(t->options->threads, static_cast<int>(g->ranges.size())));
+      auto snap = t->source->BeginSnapshot(readers);
+      if (snap.ok()) {
+        g->snapshot = std::move(*snap);
+        duckdb_init_set_max_threads(info, static_cast<idx_t>(readers));
+      } else {
+        s = snap.status();
+      }
+    }
+  }
+  if (!s.ok()) {
+    t->error->Record(t->alias, s);
+    duckdb_init_set_error(info, (t->alias + ": " + s.ToString()).c_str());
+    return;
+  }
+  duckdb_init_set_init_data(info, g.release(), [](void* p) { delete static_cast<GlobalScan*>(p); });
+}
+
+void ScanLocalInit(duckdb_init_info info) {
+  duckdb_init_set_init_data(info, new LocalScan(),
+                            [](void* p) { delete static_cast<LocalScan*>(p); });
+}
+
+template <typename T>
+T* Data(duckdb_vector v) {
+  return static_cast<T*>(duckdb_vector_get_data(v));
+}
+
+// Copies rows [from, from+count) of `src` into `dst` (a vector of DuckType(col)).
+void CopyColumn(const Column& col, const ColumnVector& src, size_t from, size_t count,
+                duckdb_vector dst) {
+  duckdb_vector_ensure_validity_writable(dst);
+  uint64_t* validity = duckdb_vector_get_validity(dst);
+  for (size_t r = 0; r < count; ++r) {
+    const size_t row = from + r;
+    if (src.IsNull(row)) {
+      duckdb_validity_set_row_invalid(validity, r);
+      continue;
+    }
+    switch (col.type) {
+      case LogicalType::kBool:
+        Data<bool>(dst)[r] = src.GetBool(row);
+        break;
+      case LogicalType::kInt8:
+        Data<int8_t>(dst)[r] = static_cast<int8_t>(src.GetInt(row));
+        break;
+      case LogicalType::kInt16:
+        Data<int16_t>(dst)[r] = static_cast<int16_t>(src.GetInt(row));
+        break;
+      case LogicalType::kInt32:
+        Data<int32_t>(dst)[r] = static_cast<int32_t>(src.GetInt(row));
+        break;
+      case LogicalType::kInt64:
+        Data<int64_t>(dst)[r] = src.GetInt(row);
+        break;
+      case LogicalType::kUInt8:
+        Data<uint8_t>(dst)[r] = static_cast<uint8_t>(src.GetUInt(row));
+        break;
+      case LogicalType::kUInt16:
+        Data<uint16_t>(dst)[r] = static_cast<uint16_t>(src.GetUInt(row));
+        break;
+      case LogicalType::kUInt32:
+        Data<uint32_t>(dst)[r] = static_cast<uint32_t>(src.GetUInt(row));
+        break;
+      case LogicalType::kUInt64:
+        Data<uint64_t>(dst)[r] = src.GetUInt(row);
+        break;
+      case LogicalType::kFloat32:
+        Data<float>(dst)[r] = src.GetFloat32(row);
+        break;
+      case LogicalType::kFloat64:
+        Data<double>(dst)[r] = src.GetFloat64(row);
+        break;
+      case LogicalType::kDecimal: {
+        const std::string_view text = src.GetBytes(row);
+        if (!(col.precision && *col.precision >= 1 && *col.precision <= 38)) {
+          Data<double>(dst)[r] = std::strtod(std::string(text).c_str(), nullptr);
+          break;
+        }
+        __int128 v = 0;
+        if (!ParseScaled(text, col.scale.value_or(0), &v)) {
+          duckdb_validity_set_row_invalid(validity, r);  // NaN or infinity: no DECIMAL value
+          break;
+        }
+        const uint32_t p = *col.precision;
+        if (p <= 4)
+          Data<int16_t>(dst)[r] = static_cast<int16_t>(v);
+        else if (p <= 9)
+          Data<int32_t>(dst)[r] = static_cast<int32_t>(v);
+        else if (p <= 18)
+          Data<int64_t>(dst)[r] = static_cast<int64_t>(v);
+        else {
+          duckdb_hugeint h;
+          h.lower = static_cast<uint64_t>(v);
+          h.upper = static_cast<int64_t>(v >> 64);
+          Data<duckdb_hugeint>(dst)[r] = h;
+        }
+        break;
+      }
+      case LogicalType::kBytes:
+      case LogicalType::kText:
+      case LogicalType::kJson:
+      case LogicalType::kEnum:
+      case LogicalType::kSet: {
+        const std::string_view b = src.GetBytes(row);
+        duckdb_vector_assign_string_element_len(dst, r, b.data(), b.size());
+        break;
+      }
+      case LogicalType::kDate: {
+        const int32_t d = src.GetDate(row);
+        const TemporalKind k = DateKind(d);
+        if (k == TemporalKind::kZeroDate) {
+          duckdb_validity_set_row_invalid(validity, r);
+        } else if (k == TemporalKind::kPosInfinity) {
+          Data<int32_t>(dst)[r] = std::numeric_limits<int32_t>::max();
+        } else if (k == TemporalKind::kNegInfinity) {
+          Data<int32_t>(dst)[r] = -std::numeric_limits<int32_t>::max();
+        } else {
+          Data<int32_t>(dst)[r] = static_cast<int32_t>(d + kUnixToEpochDays);
+        }
+        break;
+      }
+      case LogicalType::kTime:
+        Data<int64_t>(dst)[r] = src.GetMicros(row);
+        break;
+      case LogicalType::kTimestamp:
+      case LogicalType::kTimestampTz: {
+        const int64_t ts = src.GetMicros(row);
+        const TemporalKind k = TimestampKind(ts);
+        if (k == TemporalKind::kZeroDate) {
+          duckdb_validity_set_row_invalid(validity, r);
+        } else if (k == TemporalKind::kPosInfinity) {
+          Data<int64_t>(dst)[r] = std::numeric_limits<int64_t>::max();
+        } else if (k == TemporalKind::kNegInfinity) {
+          Data<int64_t>(dst)[r] = -std::numeric_limits<int64_t>::max();
+        } else {
+          Data<int64_t>(dst)[r] = ts + kUnixToEpochMicros;
+        }
+        break;
+      }
+      case LogicalType::kInterval: {
+        const Interval iv = src.GetInterval(row);
+        Data<duckdb_interval>(dst)[r] = duckdb_interval{iv.months, iv.days, iv.micros};
+        break;
+      }
+      default: {
+        const std::string text = src.Get(row).ToString();
+        duckdb_vector_assign_string_element_len(dst, r, text.data(), text.size());
+        break;
+      }
+    }
+  }
+}
+
+void Scan(duckdb_function_info info, duckdb_data_chunk output) {
+  auto* t = static_cast<ScanTarget*>(duckdb_function_get_extra_info(info));
+  auto* g = static_cast<GlobalScan*>(duckdb_function_get_init_data(info));
+  auto* l = static_cast<LocalScan*>(duckdb_function_get_local_init_data(info));
+  const size_t cap = duckdb_vector_size();
+  auto fail = [&](const Status& s) {
+    t->error->Record(t->alias, s);
+    duckdb_function_set_error(info, (t->alias + ": " + s.ToString()).c_str());
+    duckdb_data_chunk_set_size(output, 0);
+  };
+  while (true) {
+    if (l->pos < l->bundle.rows()) {
+      const size_t n = std::min(cap, l->bundle.rows() - l->pos);
+      for (size_t o = 0; o < g->out_to_read.size(); ++o) {
+        duckdb_vector v = duckdb_data_chunk_get_vector(output, o);
+        const int k = g->out_to_read[o];
+        if (k < 0) {
+          duckdb_vector_ensure_validity_writable(v);
+          uint64_t* validity = duckdb_vector_get_validity(v);
+          for (size_t r = 0; r < n; ++r) duckdb_validity_set_row_invalid(validity, r);
+          continue;
+        }
+        const std::string& name = g->spec.columns[static_cast<size_t>(k)];
+        const Column& col = t->table.columns[static_cast<size_t>(t->table.FindColumn(name))];
+        CopyColumn(col, l->bundle.columns[static_cast<size_t>(k)], l->pos, n, v);
+      }
+      l->pos += n;
+      duckdb_data_chunk_set_size(output, n);
+      return;
+    }
+    if (l->reader && !l->reader_done) {
+      // The readers append to columns of the read columns' types.
+      l->bundle = Bundle{};
+      for (const std::string& name : g->spec.columns) {
+        const Column& col = t->table.columns[static_cast<size_t>(t->table.FindColumn(name))];
+        l->bundle.columns.emplace_back(col.type, col.element_type);
+      }
+      l->pos = 0;
+      auto more = l->reader->Next(&l->bundle, cap, kMaxBundleBytes);
+      if (!more.ok()) return fail(more.status());
+      if (!*more) {
+        l->reader_done = true;
+        l->reader.reset();
+      }
+      continue;
+    }
+    ReadSpec spec;
+    {
+      std::lock_guard<std::mutex> lock(g->mu);
+      if (g->next >= g->ranges.size()) {
+        duckdb_data_chunk_set_size(output, 0);
+        return;
+      }
+      spec = g->spec;
+      const KeyRange& range = g->ranges[g->next++];
+      if (!range.column.empty() && (range.lower || range.upper)) spec.range = range;
+    }
+    auto reader = g->snapshot->OpenReader(spec);
+    if (!reader.ok()) return fail(reader.status());
+    l->reader = std::move(*reader);
+    l->reader_done = false;
+  }
+}
+
+// --- one call: its DuckDB database, sources and scans ------------------------------------
+
+class Session {
+ public:
+  ~Session() {
+    if (con_) duckdb_disconnect(&con_);
+    if (db_) duckdb_close(&db_);
+  }
+
+  Status Open(const FederatedOptions& options) {
+    options_ = options;
+    duckdb_config config;
+    if (duckdb_create_config(&config) != DuckDBSuccess) {
+      return Status::Internal("cannot create a DuckDB configuration");
+    }
+    const std::string threads = std::to_string(std::max(1, options.threads));
+    duckdb_set_config(config, "threads", threads.c_str());
+    duckdb_set_config(config, "memory_limit", options.memory_limit.c_str());
+    duckdb_set_config(config, "autoinstall_known_extensions", "false");
+    if (!options.temp_dir.empty()) {
+      duckdb_set_config(config, "temp_directory", options.temp_dir.c_str());
+    }
+    char* err = nullptr;
+    const bool ok = duckdb_open_ext(nullptr, &db_, config, &err) == DuckDBSuccess;
+    duckdb_destroy_config(&config);
+    if (!ok) {
+      std::string m = err ? err : "unknown error";
+      if (err) duckdb_free(err);
+      return Status::InvalidArgument("DuckDB could not start: " + m);
+    }
+    if (duckdb_connect(db_, &con_) != DuckDBSuccess) {
+      return Status::Internal("cannot connect to the embedded DuckDB");
+    }
+    if (options.temp_dir.empty()) DBS_RETURN_IF_ERROR(Exec("SET temp_directory = ''"));
+    return Status::Ok();
+  }
+
+  Status Exec(const std::string& sql) {
+    duckdb_result res;
+    const bool ok = duckdb_query(con_, sql.c_str(), &res) == DuckDBSuccess;
+    std::string err = ok ? "" : duckdb_result_error(&res);
+    duckdb_destroy_result(&res);
+    if (!ok) return Status::InvalidArgument(err);
+    return Status::Ok();
+  }
+
+  // json_serialize_sql of `sql`: one SELECT, or InvalidArgument.
+  Result<json> Parse(const std::string& sql) {
+    duckdb_prepared_statement st;
+    if (duckdb_prepare(con_, "SELECT json_serialize_sql($1::VARCHAR)", &st) != DuckDBSuccess) {
+      std::string e = duckdb_prepare_error(st);
+      duckdb_destroy_prepare(&st);
+      return Status::Internal("cannot parse with DuckDB: " + e);
+    }
+    duckdb_bind_varchar(st, 1, sql.c_str());
+    duckdb_result res;
+    const bool ok = duckdb_execute_prepared(st, &res) == DuckDBSuccess;
+    duckdb_destroy_prepare(&st);
+    std::string text;
+    if (ok) {
+      char* v = duckdb_value_varchar(&res, 0, 0);
+      if (v) text = v;
+      duckdb_free(v);
+    } else {
+      text = duckdb_result_error(&res);
+    }
+    duckdb_destroy_result(&res);
+    if (!ok) return Status::InvalidArgument("sql: " + text);
+    json ast = json::parse(text, nullptr, false);
+    if (ast.is_discarded()) return Status::Internal("DuckDB's syntax tree is not JSON");
+    if (ast.value("error", false)) {
+      std::string m = ast.value("error_message", "cannot parse the statement");
+      if (m.find("Only SELECT") != std::string::npos) {
+        return Status::InvalidArgument("sql must be one read-only SELECT (or WITH ... SELECT)");
+      }
+      return Status::InvalidArgument("sql: " + m);
+    }
+    if (!ast["statements"].is_array() || ast["statements"].size() != 1) {
+      return Status::InvalidArgument("sql must be exactly one SELECT statement");
+    }
+    return ast;
+  }
+
+  // Opens the sources the statement names, describes their tables, works out the filters,
+  // registers one table function per table and a view named like it.
+  Status Prepare(const std::vector<FederatedSource>& sources, const json& ast) {
+    std::map<std::string, const FederatedSource*> by_alias;
+    std::set<std::string> aliases;
+    for (const auto& s : sources) {
+      DBS_RETURN_IF_ERROR(ValidateAlias(s.alias));
+      if (!by_alias.emplace(Lower(s.alias), &s).second) {
+        return Status::InvalidArgument("sources: the alias " + s.alias + " is used twice");
+      }
+      aliases.insert(Lower(s.alias));
+    }
+    std::vector<TableName> tables = CollectTables(ast, aliases);
+    std::map<TableKey, ScanTarget*> by_key;
+    for (const TableName& tn : tables) {
+      const FederatedSource* fs = by_alias.at(tn.key.alias);
+      OpenSource& os = opened_[tn.key.alias];
+      if (!os.source) {
+        auto src = Source::Open(fs->connection);
+        if (!src.ok()) return Prefix(fs->alias, src.status());
+        os.source = std::move(*src);
+        os.mu = std::make_unique<std::mutex>();
+      }
+      auto t = std::make_unique<ScanTarget>();
+      t->alias = fs->alias;
+      t->function = "dbs_scan_" + std::to_string(targets_.size());
+      t->source = os.source.get();
+      t->source_mu = os.mu.get();
+      t->engine = fs->connection.engine;
+      t->options = &options_;
+      t->error = &error_;
+      TableRef ref{tn.key.schema.empty() ? os.source->DefaultSchema() : tn.schema_as_written,
+                   tn.table_as_written};
+      auto described = os.source->Describe(ref);
+      if (!described.ok()) {
+        return Prefix(fs->alias + "." + ref.QualifiedName(), described.status());
+      }
+      if (described->columns.empty()) {
+        return Status::NotFound(fs->alias + "." + ref.QualifiedName() + " has no columns");
+      }
+      t->table = std::move(*described);
+      by_key[tn.key] = t.get();
+      refs_[tn.key] = tn.references;
+      names_[tn.key] = tn;
+      targets_.push_back(std::move(t));
+    }
+    auto preds = CollectPredicates(ast, aliases, [&](const TableKey& k, const std::string& c) {
+      auto it = by_key.find(k);
+      if (it == by_key.end()) return false;
+      for (const auto& col : it->second->table.columns) {
+        if (Lower(col.name) == Lower(c)) return true;
+      }
+      return false;
+    });
+    for (auto& [key, t] : by_key) {
+      // A table named more than once (a self-join, a subquery) is read once per reference
+      // with the same function: its filter would have to hold for every reference.
+      if (refs_[key] == 1 && preds.count(key)) t->filter = FilterSql(*t, preds[key]);
+    }
+    std::set<std::string> attached, schemas;
+    for (auto& [key, t] : by_key) {
+      duckdb_table_function f = duckdb_create_table_function();
+      duckdb_table_function_set_name(f, t->function.c_str());
+      duckdb_table_function_set_extra_info(f, t, nullptr);
+      duckdb_table_function_set_bind(f, ScanBind);
+      duckdb_table_function_set_init(f, ScanInit);
+      duckdb_table_function_set_local_init(f, ScanLocalInit);
+      duckdb_table_function_set_function(f, Scan);
+      duckdb_table_function_supports_projection_pushdown(f, true);
+      const bool ok = duckdb_register_table_function(con_, f) == DuckDBSuccess;
+      duckdb_destroy_table_function(&f);
+      if (!ok) return Status::Internal("cannot register " + t->function + " with DuckDB");
+      const std::string cat = QuoteDuck(key.alias);
+      if (attached.insert(key.alias).second) {
+        DBS_RETURN_IF_ERROR(Exec("ATTACH ':memory:' AS " + cat));
+      }
+      const TableName& tn = names_[key];
+      const std::string schema = key.schema.empty() ? "main" : tn.schema_as_written;
+      if (schemas.insert(key.alias + "." + Lower(schema)).second) {
+        DBS_RETURN_IF_ERROR(Exec("CREATE SCHEMA IF NOT EXISTS " + cat + "." + QuoteDuck(schema)));
+      }
+      DBS_RETURN_IF_ERROR(Exec("CREATE VIEW " + cat + "." + QuoteDuck(schema) + "." +
+                               QuoteDuck(tn.table_as_written) + " AS SELECT * FROM " + t->function +
+                               "()"));
+    }
+    // From here on the statement may read files only in the allowed folders.
+    std::string dirs;
+    for (const auto& d : options_.allowed_directories) {
+      std::string p = d;
+      if (!p.empty() && p.back() != '/') p += '/';
+      dirs += (dirs.empty() ? "" : ", ") + QuoteDuckString(p);
+    }
+    if (!dirs.empty()) DBS_RETURN_IF_ERROR(Exec("SET allowed_directories = [" + dirs + "]"));
+    DBS_RETURN_IF_ERROR(Exec("SET enable_external_access = false"));
+    return Exec("SET lock_configuration = true");
+  }
+
+  Result<FederatedResult> Run(const std::string& sql) {
+    FederatedResult out;
+    const std::string wrapped = "SELECT * FROM (\n" + sql + "\n) AS dbs_result LIMIT " +
+                                std::to_string(options_.max_rows + 1);
+    duckdb_result res;
+    Status st = WithTimeout([&] {
+      if (duckdb_query(con_, wrapped.c_str(), &res) == DuckDBSuccess) return Status::Ok();
+      Status s = Status::InvalidArgument(std::string("sql: ") + duckdb_result_error(&res));
+      duckdb_destroy_result(&res);
+      return s;
+    });
+    if (!st.ok()) return st;
+    const idx_t cols = duckdb_column_count(&res);
+    const idx_t rows = duckdb_row_count(&res);
+    for (idx_t c = 0; c < cols; ++c) {
+      duckdb_logical_type lt = duckdb_column_logical_type(&res, c);
+      out.columns.push_back({duckdb_column_name(&res, c), TypeName(lt)});
+      duckdb_destroy_logical_type(&lt);
+    }
+    const idx_t keep = std::min<idx_t>(rows, static_cast<idx_t>(options_.max_rows));
+    out.truncated = rows > keep;
+    for (idx_t r = 0; r < keep; ++r) {
+      json row = json::array();
+      for (idx_t c = 0; c < cols; ++c) row.push_back(Cell(&res, c, r));
+      out.rows.push_back(std::move(row));
+    }
+    duckdb_destroy_result(&res);
+    return out;
+  }
+
+  Result<FederatedPlan> Explain(const std::string& sql) {
+    FederatedPlan plan;
+    DBS_ASSIGN_OR_RETURN(std::vector<std::string> text, Column1("EXPLAIN " + sql, 1));
+    for (const auto& t : text) plan.text += t;
+    DBS_ASSIGN_OR_RETURN(std::vector<std::string> js, Column1("EXPLAIN (FORMAT JSON) " + sql, 1));
+    json tree = json::parse(js.empty() ? "[]" : js[0], nullptr, false);
+    std::map<std::string, std::vector<std::string>> projections;
+    std::function<void(const json&)> walk = [&](const json& j) {
+      if (j.is_array()) {
+        for (const auto& x : j) walk(x);
+        return;
+      }
+      if (!j.is_object()) return;
+      if (j.contains("extra_info") && j["extra_info"].is_object()) {
+        const json& ei = j["extra_info"];
+        const std::string fn = Lower(ei.value("Function", ""));
+        if (fn.rfind("dbs_scan_", 0) == 0 && ei.contains("Projections")) {
+          std::vector<std::string> cols;
+          if (ei["Projections"].is_array()) {
+            for (const auto& p : ei["Projections"]) cols.push_back(p.get<std::string>());
+          } else if (ei["Projections"].is_string()) {
+            std::string s = ei["Projections"].get<std::string>();
+            size_t b = 0;
+            while (b <= s.size()) {
+              size_t e = s.find('\n', b);
+              if (e == std::string::npos) e = s.size();
+              if (e > b) cols.push_back(s.substr(b, e - b));
+              b = e + 1;
+            }
+          }
+          projections[fn] = cols;
+        }
+      }
+      if (j.contains("children")) walk(j["children"]);
+    };
+    walk(tree);
+    for (const auto& t : targets_) {
+      std::vector<std::string> cols;
+      auto it = projections.find(t->function);
+      if (it != projections.end() && !it->second.empty()) {
+        cols = it->second;
+      } else {
+        for (const auto& c : t->table.columns) cols.push_back(c.name);
+      }
+      plan.sources.push_back({t->alias, t->Statement(cols)});
+    }
+    return plan;
+  }
+
+ private:
+  struct OpenSource {
+    std::unique_ptr<Source> source;
+    std::unique_ptr<std::mutex> mu;
+  };
+
+  static Status Prefix(const std::string& what, const Status& s) {
+    return Status(s.code(), what + ": " + s.message());
+  }
+  static std::string QuoteDuck(const std::string& name) {
+    std::string out = "\"";
+    for (char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+  }
+  static std::string QuoteDuckString(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+    return out + "'";
+  }
+
+  // Runs `fn` with duckdb_interrupt after timeout_ms.
+  Status WithTimeout(const std::function<Status()>& fn) {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    std::atomic<bool> fired{false};
+    std::thread watchdog([&] {
+      std::unique_lock<std::mutex> l(mu);
+      if (!cv.wait_for(l, std::chrono::milliseconds(options_.timeout_ms), [&] { return done; })) {
+        fired = true;
+        duckdb_interrupt(con_);
+      }
+    });
+    Status s = fn();
+    {
+      std::lock_guard<std::mutex> l(mu);
+      done = true;
+    }
+    cv.notify_all();
+    watchdog.join();
+    if (!s.ok() && error_.status) return *error_.status;
+    if (fired && !s.ok()) {
+      return Status::Timeout("the federated query ran over its timeout of " +
+                             std::to_string(options_.timeout_ms) + " ms");
+    }
+    return s;
+  }
+
+  Result<std::vector<std::string>> Column1(const std::string& sql, idx_t col) {
+    duckdb_result res;
+    std::vector<std::string> out;
+    Status s = WithTimeout([&] {
+      if (duckdb_query(con_, sql.c_str(), &res) == DuckDBSuccess) return Status::Ok();
+      Status e = Status::InvalidArgument(std::string("sql: ") + duckdb_result_error(&res));
+      duckdb_destroy_result(&res);
+      return e;
+    });
+    if (!s.ok()) return s;
+    for (idx_t r = 0; r < duckdb_row_count(&res); ++r) {
+      char* v = duckdb_value_varchar(&res, col, r);
+      out.push_back(v ? v : "");
+      duckdb_free(v);
+    }
+    duckdb_destroy_result(&res);
+    return out;
+  }
+
+  static std::string TypeName(duckdb_logical_type lt) {
+    switch (duckdb_get_type_id(lt)) {
+      case DUCKDB_TYPE_BOOLEAN:
+        return "BOOLEAN";
+      case DUCKDB_TYPE_TINYINT:
+        return "TINYINT";
+      case DUCKDB_TYPE_SMALLINT:
+        return "SMALLINT";
+      case DUCKDB_TYPE_INTEGER:
+        return "INTEGER";
+      case DUCKDB_TYPE_BIGINT:
+        return "BIGINT";
+      case DUCKDB_TYPE_UTINYINT:
+        return "UTINYINT";
+      case DUCKDB_TYPE_USMALLINT:
+        return "USMALLINT";
+      case DUCKDB_TYPE_UINTEGER:
+        return "UINTEGER";
+      case DUCKDB_TYPE_UBIGINT:
+        return "UBIGINT";
+      case DUCKDB_TYPE_HUGEINT:
+        return "HUGEINT";
+      case DUCKDB_TYPE_FLOAT:
+        return "FLOAT";
+      case DUCKDB_TYPE_DOUBLE:
+        return "DOUBLE";
+      case DUCKDB_TYPE_DECIMAL:
+        return "DECIMAL(" + std::to_string(duckdb_decimal_width(lt)) + "," +
+               std::to_string(duckdb_decimal_scale(lt)) + ")";
+      case DUCKDB_TYPE_VARCHAR:
+        return "VARCHAR";
+      case DUCKDB_TYPE_BLOB:
+        return "BLOB";
+      case DUCKDB_TYPE_DATE:
+        return "DATE";
+      case DUCKDB_TYPE_TIME:
+        return "TIME";
+      case DUCKDB_TYPE_TIMESTAMP:
+        return "TIMESTAMP";
+      case DUCKDB_TYPE_TIMESTAMP_TZ:
+        return "TIMESTAMP WITH TIME ZONE";
+      case DUCKDB_TYPE_INTERVAL:
+        return "INTERVAL";
+      case DUCKDB_TYPE_UUID:
+        return "UUID";
+      case DUCKDB_TYPE_LIST:
+        return "LIST";
+      case DUCKDB_TYPE_STRUCT:
+        return "STRUCT";
+      case DUCKDB_TYPE_MAP:
+        return "MAP";
+      case DUCKDB_TYPE_ENUM:
+        return "ENUM";
+      default:
+        return "OTHER";
+    }
+  }
+
+  // A result cell as JSON: numbers and booleans as such, everything else as DuckDB's text.
+  static json Cell(duckdb_result* res, idx_t c, idx_t r) {
+    if (duckdb_value_is_null(res, c, r)) return nullptr;
+    switch (duckdb_column_type(res, c)) {
+      case DUCKDB_TYPE_BOOLEAN:
+        return duckdb_value_boolean(res, c, r);
+      case DUCKDB_TYPE_TINYINT:
+      case DUCKDB_TYPE_SMALLINT:
+      case DUCKDB_TYPE_INTEGER:
+      case DUCKDB_TYPE_BIGINT:
+        return duckdb_value_int64(res, c, r);
+      case DUCKDB_TYPE_UTINYINT:
+      case DUCKDB_TYPE_USMALLINT:
+      case DUCKDB_TYPE_UINTEGER:
+      case DUCKDB_TYPE_UBIGINT:
+        return duckdb_value_uint64(res, c, r);
+      case DUCKDB_TYPE_FLOAT:
+      case DUCKDB_TYPE_DOUBLE: {
+        const double d = duckdb_value_double(res, c, r);
+        if (std::isfinite(d)) return d;
+        break;
+      }
+      default:
+        break;
+    }
+    char* v = duckdb_value_varchar(res, c, r);
+    json out = v ? json(std::string(v)) : json(nullptr);
+    duckdb_free(v);
+    return out;
+  }
+
+  FederatedOptions options_;
+  SourceError error_;
+  duckdb_database db_ = nullptr;
+  duckdb_connection con_ = nullptr;
+  std::map<std::string, OpenSource> opened_;
+  std::vector<std::unique_ptr<ScanTarget>> targets_;
+  std::map<TableKey, int> refs_;
+  std::map<TableKey, TableName> names_;
+};
+
+std::string Trim(const std::string& sql) {
+  size_t e = sql.size();
+  while (e > 0 && (std::isspace(static_cast<unsigned char>(sql[e - 1])) || sql[e - 1] == ';')) --e;
+  return sql.substr(0, e);
+}
+
+Status CheckInput(const std::vector<FederatedSource>& sources, const std::string& sql,
+                  const FederatedOptions& options) {
+  if (Trim(sql).empty()) return Status::InvalidArgument("sql is empty");
+  if (options.max_rows < 0) return Status::InvalidArgument("maxRows must be 0 or more");
+  if (options.timeout_ms <= 0) return Status::InvalidArgument("timeoutMs must be positive");
+  for (const auto& s : sources) {
+    if (s.connection.engine != Engine::kPostgres && s.connection.engine != Engine::kMysql) {
+      return Status::InvalidArgument("sources: " + s.alias + " is not a database connection");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateAlias(const std::string& alias) {
+  bool ok =
+      !alias.empty() && alias.size() <= 63 && std::isalpha(static_cast<unsigned char>(alias[0]));
+  for (char c : alias) {
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  }
+  if (!ok) {
+    return Status::InvalidArgument("alias '" + alias.substr(0, 64) +
+                                   "' must be a letter followed by letters, digits or _ "
+                                   "(at most 63 characters)");
+  }
+  static const std::set<std::string> reserved = {"main", "memory", "system", "temp"};
+  if (reserved.count(Lower(alias))) {
+    return Status::InvalidArgument("alias '" + alias + "' is reserved by DuckDB");
+  }
+  return Status::Ok();
+}
+
+Result<FederatedResult> Run(const std::vector<FederatedSource>& sources, const std::string& sql,
+                            const FederatedOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  DBS_RETURN_IF_ERROR(CheckInput(sources, sql, options));
+  const std::string body = Trim(sql);
+  Session s;
+  DBS_RETURN_IF_ERROR(s.Open(options));
+  DBS_ASSIGN_OR_RETURN(json ast, s.Parse(body));
+  DBS_RETURN_IF_ERROR(s.Prepare(sources, ast));
+  DBS_ASSIGN_OR_RETURN(FederatedResult out, s.Run(body));
+  out.elapsed_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
+  return out;
+}
+
+Result<FederatedPlan> Explain(const std::vector<FederatedSource>& sources, const std::string& sql,
+                              const FederatedOptions& options) {
+  DBS_RETURN_IF_ERROR(CheckInput(sources, sql, options));
+  const std::string body = Trim(sql);
+  Session s;
+  DBS_RETURN_IF_ERROR(s.Open(options));
+  DBS_ASSIGN_OR_RETURN(json ast, s.Parse(body));
+  DBS_RETURN_IF_ERROR(s.Prepare(sources, ast));
+  return s.Explain(body);
+}
+
+}  // namespace dbs::federated

@@ -1,0 +1,193 @@
+// The federated SQL routes over real HTTP: saved PostgreSQL and MariaDB connections joined by
+// POST /api/v1/explorer/federated, the explain route, request validation and read-only refusal.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "api/api_server.h"
+#include "bus/jetstream.h"
+#include "store/config_store.h"
+#include "store/secrets_store.h"
+#include "support/servers.h"
+
+namespace dbs {
+namespace {
+
+using nlohmann::json;
+using testing::SharedServers;
+
+struct Env {
+  std::string dir;
+  std::unique_ptr<bus::NatsConnection> nats;
+  std::unique_ptr<store::ConfigStore> config;
+  std::unique_ptr<store::SecretsStore> secrets;
+  std::unique_ptr<api::ApiServer> server;
+  std::string key;
+  std::string pg_id, my_id;
+};
+Env* env = nullptr;
+
+class FederatedApi : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    env = new Env();
+    auto nats = SharedServers::Nats();
+    ASSERT_TRUE(nats.ok()) << nats.status().ToString();
+    auto pg = SharedServers::Postgres();
+    ASSERT_TRUE(pg.ok()) << pg.status().ToString();
+    auto my = SharedServers::MariaDb();
+    ASSERT_TRUE(my.ok()) << my.status().ToString();
+    env->dir = "/tmp/dbstreams-test/federated-api-" + std::to_string(getpid());
+    std::filesystem::create_directories(env->dir);
+    bus::NatsOptions no;
+    no.url = (*nats)->url();
+    no.name = "federated-api-test";
+    auto c = bus::NatsConnection::Connect(no);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    env->nats = std::move(c).value();
+    auto cs = store::ConfigStore::Open("sqlite", env->dir);
+    ASSERT_TRUE(cs.ok()) << cs.status().ToString();
+    env->config = std::move(cs).value();
+    auto ss = store::SecretsStore::Open("file", env->dir, "");
+    ASSERT_TRUE(ss.ok()) << ss.status().ToString();
+    env->secrets = std::move(ss).value();
+    auto key = api::CreateApiKey(env->config.get(), "test");
+    ASSERT_TRUE(key.ok());
+    env->key = *key;
+    api::ApiServerOptions ao;
+    ao.port = 0;
+    auto s = api::ApiServer::Start(ao, env->nats.get(), env->config.get(), env->secrets.get());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    env->server = std::move(s).value();
+
+    ASSERT_TRUE((*pg)->Exec("DROP DATABASE IF EXISTS fedapi").ok());
+    ASSERT_TRUE((*pg)->CreateDatabase("fedapi").ok());
+    ASSERT_TRUE((*pg)
+                    ->Exec("CREATE TABLE customers (id int PRIMARY KEY, name text);"
+                           "INSERT INTO customers VALUES (1, 'Ada'), (2, 'Grace'), (3, 'Linus')",
+                           "fedapi")
+                    .ok());
+    ASSERT_TRUE(
+        (*my)->Exec("DROP DATABASE IF EXISTS fedapi_shop; CREATE DATABASE fedapi_shop").ok());
+    ASSERT_TRUE((*my)
+                    ->Exec("CREATE TABLE orders (id int PRIMARY KEY, customer_id int, "
+                           "total decimal(8,2));"
+                           "INSERT INTO orders VALUES (10, 1, 5.25), (11, 1, 4.75), (12, 3, 1.00)",
+                           "fedapi_shop")
+                    .ok());
+    auto r = Post("/api/v1/connections", {{"name", "pg"}, {"url", (*pg)->UrlFor("fedapi")}});
+    ASSERT_EQ(r.first, 201) << r.second.dump();
+    env->pg_id = r.second["id"];
+    r = Post("/api/v1/connections", {{"name", "my"}, {"url", (*my)->url() + "fedapi_shop"}});
+    ASSERT_EQ(r.first, 201) << r.second.dump();
+    env->my_id = r.second["id"];
+  }
+  static void TearDownTestSuite() {
+    if (env == nullptr) return;
+    if (env->server) env->server->Stop();
+    std::error_code ec;
+    std::filesystem::remove_all(env->dir, ec);
+    delete env;
+    env = nullptr;
+  }
+
+  static std::pair<int, json> Post(const std::string& path, const json& body) {
+    httplib::Client c("127.0.0.1", env->server->port());
+    c.set_read_timeout(60, 0);
+    auto r = c.Post(path.c_str(), {{"X-API-Key", env->key}}, body.dump(), "application/json");
+    if (!r) return {-1, json()};
+    return {r->status, json::parse(r->body, nullptr, false)};
+  }
+  static json Body(const std::string& sql) {
+    return {{"sources",
+             {{{"alias", "pg1"}, {"connectionId", env->pg_id}},
+              {{"alias", "my1"}, {"connectionId", env->my_id}}}},
+            {"sql", sql}};
+  }
+};
+
+constexpr const char kJoin[] =
+    "SELECT c.name, count(o.id) AS orders, sum(o.total) AS total FROM pg1.public.customers c "
+    "LEFT JOIN my1.fedapi_shop.orders o ON o.customer_id = c.id GROUP BY c.name ORDER BY c.name";
+
+TEST_F(FederatedApi, JoinsTwoSavedConnections) {
+  auto r = Post("/api/v1/explorer/federated", Body(kJoin));
+  ASSERT_EQ(r.first, 200) << r.second.dump();
+  const json columns =
+      json::parse(R"j([{"name":"name","type":"VARCHAR"},{"name":"orders","type":"BIGINT"},)j"
+                  R"j({"name":"total","type":"DECIMAL(38,2)"}])j");
+  EXPECT_EQ(r.second["columns"], columns);
+  EXPECT_EQ(r.second["rows"],
+            json::parse(R"([["Ada",2,"10.00"],["Grace",0,null],["Linus",1,"1.00"]])"));
+  EXPECT_EQ(r.second["truncated"], false);
+  EXPECT_TRUE(r.second["elapsedMs"].is_number_integer());
+
+  json capped = Body(kJoin);
+  capped["maxRows"] = 1;
+  r = Post("/api/v1/explorer/federated", capped);
+  ASSERT_EQ(r.first, 200) << r.second.dump();
+  EXPECT_EQ(r.second["rows"].size(), 1u);
+  EXPECT_EQ(r.second["truncated"], true);
+}
+
+TEST_F(FederatedApi, ExplainNamesEachSourcesStatement) {
+  auto r = Post("/api/v1/explorer/federated/explain",
+                Body("SELECT c.name FROM pg1.public.customers c JOIN my1.fedapi_shop.orders o "
+                     "ON o.customer_id = c.id WHERE o.total > 2 AND c.id IN (1, 2)"));
+  ASSERT_EQ(r.first, 200) << r.second.dump();
+  EXPECT_FALSE(r.second["text"].get<std::string>().empty());
+  std::set<std::string> statements;
+  for (const auto& s : r.second["sources"]) {
+    statements.insert(s["alias"].get<std::string>() + ": " + s["statement"].get<std::string>());
+  }
+  EXPECT_EQ(
+      statements,
+      (std::set<std::string>{
+          "pg1: SELECT \"id\", \"name\" FROM \"public\".\"customers\" WHERE (\"id\" IN (1, 2))",
+          "my1: SELECT `customer_id`, `total` FROM `fedapi_shop`.`orders` WHERE (`total` > 2)"}))
+      << r.second.dump();
+}
+
+TEST_F(FederatedApi, RefusesWritesAndBadRequests) {
+  auto r = Post("/api/v1/explorer/federated", Body("DELETE FROM pg1.public.customers"));
+  EXPECT_EQ(r.first, 400) << r.second.dump();
+  json bad = Body("SELECT 1");
+  bad["sources"][0]["alias"] = "1pg";
+  r = Post("/api/v1/explorer/federated", bad);
+  EXPECT_EQ(r.first, 400);
+  EXPECT_NE(r.second["error"]["message"].get<std::string>().find("sources[0].alias"),
+            std::string::npos)
+      << r.second.dump();
+  json unknown = Body("SELECT 1");
+  unknown["colour"] = "red";
+  r = Post("/api/v1/explorer/federated", unknown);
+  EXPECT_EQ(r.first, 400);
+  json missing = Body("SELECT 1");
+  missing["sources"][1]["connectionId"] = "c_missing";
+  r = Post("/api/v1/explorer/federated", missing);
+  EXPECT_EQ(r.first, 400) << r.second.dump();
+  r = Post("/api/v1/explorer/federated", Body("SELECT * FROM pg1.public.nope"));
+  EXPECT_EQ(r.first, 404) << r.second.dump();
+  // The data is untouched.
+  auto still = Post("/api/v1/explorer/federated", Body("SELECT count(*) FROM pg1.customers"));
+  ASSERT_EQ(still.first, 200);
+  EXPECT_EQ(still.second["rows"], json::parse("[[3]]"));
+}
+
+TEST_F(FederatedApi, RoutesAreInTheOpenApiDocument) {
+  std::set<std::string> routes;
+  for (const auto& r : api::ApiServer::Routes()) routes.insert(r.method + " " + r.path);
+  EXPECT_TRUE(routes.count("POST /api/v1/explorer/federated"));
+  EXPECT_TRUE(routes.count("POST /api/v1/explorer/federated/explain"));
+  json doc = json::parse(api::ApiServer::OpenApiDocument());
+  EXPECT_TRUE(doc["paths"].contains("/api/v1/explorer/federated"));
+  EXPECT_TRUE(doc["paths"].contains("/api/v1/explorer/federated/explain"));
+}
+
+}  // namespace
+}  // namespace dbs
