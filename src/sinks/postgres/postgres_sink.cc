@@ -178,6 +178,9 @@ class PostgresSink : public Sink {
   Status SetPhase(const std::string& display, const char* phase, const Placement& placement = {});
   // Inside a transaction: the run's exclusive lock (the key of Locked("")).
   Status LockRun();
+  // True when `s` (a failed statement) is NotFound because another writer of the run dropped
+  // the bookkeeping meanwhile; call after rolling back.
+  bool BookkeepingDroppedMeanwhile(const Status& s);
   // Once per sink: drops what earlier runs of the same stream left (shadow schemas of runs that
   // never swapped, state rows, applied-bundle records), so they can neither be swapped in nor
   // make this run skip a bundle.
@@ -1483,7 +1486,11 @@ Result<std::vector<std::string>> PostgresSink::AbandonStream(bool keep_partial) 
   // Not Locked(): that would create the bookkeeping that another writer of the run may have
   // dropped already.
   auto body = [&]() -> Status {
-    DBS_RETURN_IF_ERROR(pg::Command(conn(), "BEGIN", "starting a transaction"));
+    // The bookkeeping lock first (the order Locked() takes them in): another writer's
+    // DropBookkeepingIfOnlyOurs cannot drop the tables between the check below and their use.
+    DBS_RETURN_IF_ERROR(pg::Command(
+        conn(), "BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('dbstreams/bookkeeping', 0))",
+        "locking the bookkeeping"));
     DBS_RETURN_IF_ERROR(LockRun());
     DBS_ASSIGN_OR_RETURN(
         ResultPtr gone, pg::Exec(conn(), "SELECT to_regclass('_dbstreams.dbstreams_state') IS NULL",
@@ -1526,10 +1533,25 @@ Result<std::vector<std::string>> PostgresSink::AbandonStream(bool keep_partial) 
   Status s = body();
   if (!s.ok()) {
     pg::RollbackQuietly(conn());
+    if (BookkeepingDroppedMeanwhile(s)) {
+      bookkeeping_ready_ = false;
+      return kept;
+    }
     return s.WithContext("cleaning up after the failed run");
   }
   if (undo && !keep_partial) DBS_RETURN_IF_ERROR(DropBookkeepingIfOnlyOurs());
   return kept;
+}
+
+bool PostgresSink::BookkeepingDroppedMeanwhile(const Status& s) {
+  // Inside a transaction, to_regclass can answer from a catalog cache that has not yet seen
+  // another writer's DROP SCHEMA (invalidations arrive with the next relation lock): the tables
+  // then vanish under the statement that uses them. A new statement outside the transaction
+  // sees the current catalog.
+  if (s.code() != StatusCode::kNotFound) return false;
+  auto gone = pg::Exec(conn(), "SELECT to_regclass('_dbstreams.dbstreams_state') IS NULL",
+                       "looking up the bookkeeping");
+  return gone.ok() && pg::Bool(gone->get(), 0, 0);
 }
 
 Status PostgresSink::DropBookkeepingIfOnlyOurs() {
@@ -1565,6 +1587,7 @@ Status PostgresSink::DropBookkeepingIfOnlyOurs() {
   if (!s.ok()) {
     pg::RollbackQuietly(conn());
     bookkeeping_ready_ = false;
+    if (BookkeepingDroppedMeanwhile(s)) return Status::Ok();
   }
   return s;
 }
