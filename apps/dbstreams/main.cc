@@ -31,6 +31,8 @@ int Usage() {
                "commands:\n"
                "  serve     run the platform on this machine (embedded NATS JetStream)\n"
                "  run       run a stream (JSON file) to completion, with progress and checks\n"
+               "  plan      print what a run would do (DDL, lossy decisions, objects) without "
+               "writing\n"
                "  verify    compare a stream's source and target (counts and checksums)\n"
                "  apikey    create, list or revoke API keys\n"
                "  nats-credentials reader|writer|api\n"
@@ -253,5 +255,6 @@ int main(int argc, char** argv) {
   if (cmd == "nats-credentials") return NatsCredentials(argc - 1, argv + 1);
   if (cmd == "run") return dbs::cli::RunCommand(argc - 1, argv + 1, DefaultDataDir());
   if (cmd == "verify") return dbs::cli::VerifyCommand(argc - 1, argv + 1);
+  if (cmd == "plan") return dbs::cli::PlanCommand(argc - 1, argv + 1);
   return Usage();
 }

@@ -9,11 +9,14 @@
 #include <cstdio>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "common/nats_flags.h"
 #include "config/stream_config.h"
 #include "core/config.h"
 #include "core/logging.h"
 #include "run/local_run.h"
+#include "run/plan.h"
 #include "verify/checksum.h"
 
 namespace dbs::cli {
@@ -163,12 +166,47 @@ int RunCommand(int argc, const char* const* argv, const std::string& default_dat
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   std::fprintf(stdout, "peak RSS of the reader and writers: %ld MB\n", ru.ru_maxrss / 1024);
+  // The same report a plan prints: what became of each table and schema object.
+  const std::string report = FormatPlan(summary->report, /*ddl=*/false);
+  if (!report.empty()) std::fprintf(stdout, "%s", report.c_str());
   PrintVerdicts(summary->verdicts);
   std::string bad = summary->Mismatches();
   if (!bad.empty()) {
     std::fprintf(stderr, "dbstreams: verification failed: source and target differ for %s\n",
                  bad.c_str());
     return 1;
+  }
+  return 0;
+}
+
+int PlanCommand(int argc, const char* const* argv) {
+  const std::vector<FlagSpec> specs = {
+      {"json", "", "false", "print the plan as JSON", true},
+      {"ddl", "", "false", "print the DDL of the tables the run creates", true},
+      {"log-level", "DBS_LOG_LEVEL", "warn", "trace, debug, info, warn or error"},
+      {"help", "", "false", "show this help", true},
+  };
+  auto cfg = Config::Load(specs, argc, argv);
+  if (!cfg.ok()) return Fail(cfg.status());
+  if (*cfg->GetBool("help") || cfg->positional().size() != 1) {
+    std::fprintf(stderr,
+                 "usage: dbstreams plan [flags] <stream.json>\n"
+                 "prints what a run would do (target DDL, lossy type decisions, schema objects "
+                 "not migrated, row estimates) without writing anything\n%s",
+                 Config::Usage(specs).c_str());
+    return *cfg->GetBool("help") ? 0 : 2;
+  }
+  auto level = LogLevelFromName(cfg->GetString("log-level"));
+  if (!level.ok()) return Fail(level.status());
+  Logger::Global().SetLevel(*level);
+  auto stream = LoadStreamConfigFile(cfg->positional()[0]);
+  if (!stream.ok()) return Fail(stream.status());
+  auto plan = PlanStream(*stream);
+  if (!plan.ok()) return Fail(plan.status().WithContext("planning stream " + stream->name));
+  if (*cfg->GetBool("json")) {
+    std::fprintf(stdout, "%s\n", ToJson(*plan).dump(2).c_str());
+  } else {
+    std::fprintf(stdout, "%s", FormatPlan(*plan, *cfg->GetBool("ddl")).c_str());
   }
   return 0;
 }

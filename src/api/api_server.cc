@@ -21,6 +21,7 @@
 #include "config/stream_config.h"
 #include "core/config.h"
 #include "core/logging.h"
+#include "run/plan.h"
 #include "security/data_cipher.h"
 
 namespace dbs::api {
@@ -875,11 +876,11 @@ void ApiServer::Impl::RegisterRoutes() {
   RegisterSystemRoutes(v1);
   RegisterApiKeyRoutes(v1);
   RegisterCompatibilityAliases(v1);
-  RegisterFederatedRoutes(
-      v1, [this](const std::string& m, const std::string& p, FederatedHandler h) {
-        Add(m, p, [h](Ctx& c) { return h(c.body); });
-      },
-      {[this](const std::string& id) { return Connection(id); }, "", "1GB"});
+  RegisterFederatedRoutes(v1,
+                          [this](const std::string& m, const std::string& p, FederatedHandler h) {
+                            Add(m, p, [h](Ctx& c) { return h(c.body); });
+                          },
+                          {[this](const std::string& id) { return Connection(id); }, "", "1GB"});
 }
 
 const Route& ApiServer::Impl::RouteFor(const std::string& method, const std::string& path) const {
@@ -1085,6 +1086,16 @@ void ApiServer::Impl::RegisterStreamRoutes(const std::string& v1) {
         return RunRecordJson(run);
       },
       202);
+  // What a run would do, without writing anything: the API reads the source and the target
+  // itself (as browsing does), so no service or bus is involved.
+  Add("POST", v1 + "/streams/{id}/plan", [this](Ctx& c) -> Result<json> {
+    DBS_ASSIGN_OR_RETURN(auto r, config->GetStream(c.params["id"]));
+    DBS_ASSIGN_OR_RETURN(json resolved, ResolveStream(r.config, true));
+    DBS_ASSIGN_OR_RETURN(StreamConfig sc, ParseStreamConfig(resolved));
+    auto plan = PlanStream(sc);
+    if (!plan.ok()) return Upstream(plan.status());
+    return ToJson(*plan);
+  });
   Add("GET", v1 + "/streams/{id}/runs", [this](Ctx& c) -> Result<json> {
     DBS_ASSIGN_OR_RETURN(auto r, config->GetStream(c.params["id"]));
     DBS_ASSIGN_OR_RETURN(Page p, PageOf(c.req));

@@ -96,6 +96,11 @@ void Orchestrator::OnRunState(std::string_view data) {
   if (it == runs_.end()) return;
   Live* live = it->second.get();
   if (kind == "writer" && !service.empty()) live->writers.insert(service);
+  // What became of each table and schema object (every writer reports the same).
+  if (kind == "writer" && live->report.is_null() && j.contains("report") &&
+      j["report"].is_object()) {
+    live->report = j["report"];
+  }
   if (state == "failed") {
     FinishLocked(live, "failed", kind + " " + service + ": " + error);
   } else if (state == "completed") {
@@ -392,6 +397,7 @@ void Orchestrator::KeepDetailsLocked(Live* live) {
                          prior.is_object() ? prior.value("cdcChanges", uint64_t{0}) : uint64_t{0});
   d["writerServices"] = j["writerServices"];
   if (!live->verification.is_null()) d["verification"] = live->verification;
+  if (!live->report.is_null()) d["report"] = live->report;
   if (!live->rec.active()) {
     // A finished run's rates are its averages over the whole run.
     const double secs =
@@ -650,6 +656,7 @@ json Orchestrator::LiveJsonLocked(const Live& live) const {
   j["cdcChanges"] = live.cdc_changes;
   j["writerServices"] = live.writers;
   j["verification"] = live.verification;
+  j["report"] = live.report;
   return j;
 }
 

@@ -102,6 +102,9 @@ class Orchestrator {
     std::string mode;             // the stream's mode: load, cdc or load+cdc
     bool verify = false;          // a load verified by its writers before it completes
     nlohmann::json verification;  // the verifying writer's report (null until then)
+    // The run report (sinks/run_plan.h): tables with their actions and lossy decisions, and
+    // what became of each schema object; from the first writer that finished.
+    nlohmann::json report;
     // The writer service that completed a verified load and is verifying it (from the stream
     // status): the run fails when that service dies before it reports.
     std::string verifier;

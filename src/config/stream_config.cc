@@ -284,7 +284,9 @@ Result<StreamConfig> ParseStreamConfig(const json& j) {
                                          &c.write_mode));
   if (auto it = j.find("structure"); it != j.end()) {
     if (!it->is_object()) return Status::InvalidArgument("structure must be an object");
-    DBS_RETURN_IF_ERROR(OnlyKeys(*it, "structure", {"tables", "indexes", "foreignKeys", "checks"}));
+    DBS_RETURN_IF_ERROR(
+        OnlyKeys(*it, "structure", {"tables", "indexes", "foreignKeys", "checks", "objects"}));
+    DBS_RETURN_IF_ERROR(GetBool(*it, "structure", "objects", &c.structure.objects));
     DBS_RETURN_IF_ERROR(GetBool(*it, "structure", "tables", &c.structure.tables));
     DBS_RETURN_IF_ERROR(GetBool(*it, "structure", "indexes", &c.structure.indexes));
     DBS_RETURN_IF_ERROR(GetBool(*it, "structure", "foreignKeys", &c.structure.foreign_keys));

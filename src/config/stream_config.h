@@ -44,6 +44,10 @@ struct StructureOptions {
   bool indexes = true;
   bool foreign_keys = true;
   bool checks = true;
+  // Views, routines, triggers, sequences, events, policies, rules and extensions of the
+  // selected schemas (core/schema.h, SchemaObject): migrated where the target takes them,
+  // reported otherwise. Off: none is created, each is reported as skipped.
+  bool objects = true;
 };
 
 struct StreamLimits {

@@ -1,5 +1,8 @@
 #include "core/schema.h"
 
+#include <limits>
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 namespace dbs {
@@ -44,6 +47,7 @@ json ColumnJson(const Column& c) {
   }
   if (!c.comment.empty()) j["comment"] = c.comment;
   if (c.srid != 0) j["srid"] = c.srid;
+  PutOpt(&j, "nextValue", c.next_value);
   return j;
 }
 
@@ -81,6 +85,18 @@ class Fields {
     uint64_t u = v->get<uint64_t>();
     if (u > std::numeric_limits<T>::max()) return Fail(key, "is too large");
     *out = static_cast<T>(u);
+  }
+  void Int(const char* key, int64_t* out) {
+    const json* v = Find(key, false);
+    if (!v) return;
+    if (!v->is_number_integer()) return Fail(key, "must be an integer");
+    *out = v->get<int64_t>();
+  }
+  void OptInt(const char* key, std::optional<int64_t>* out) {
+    if (!j_.is_object() || !j_.contains(key) || j_[key].is_null()) return;
+    int64_t v = 0;
+    Int(key, &v);
+    *out = v;
   }
   template <typename T>
   void OptUInt(const char* key, std::optional<T>* out) {
@@ -163,6 +179,7 @@ Status ParseColumn(const json& j, const std::string& path, Column* c) {
   }
   f.Str("comment", &c->comment);
   f.UInt("srid", &c->srid);
+  f.OptInt("nextValue", &c->next_value);
   DBS_RETURN_IF_ERROR(f.status());
   if (c->type == LogicalType::kArray && c->element_type == LogicalType::kNone) {
     return Status::InvalidArgument(path + ".elementType is required for array columns");
@@ -213,6 +230,18 @@ json ToJson(const TableSchema& t) {
   j["checks"] = std::move(checks);
   if (!t.comment.empty()) j["comment"] = t.comment;
   PutOpt(&j, "estimatedRows", t.estimated_rows);
+  if (!t.partition_by.empty()) j["partitionBy"] = t.partition_by;
+  if (!t.partitions.empty()) {
+    json parts = json::array();
+    for (const Partition& p : t.partitions) {
+      json e = {{"schema", p.schema}, {"name", p.name}, {"parent", p.parent}, {"bound", p.bound}};
+      if (!p.partition_by.empty()) e["partitionBy"] = p.partition_by;
+      parts.push_back(std::move(e));
+    }
+    j["partitions"] = std::move(parts);
+  }
+  if (!t.inherits.empty()) j["inherits"] = t.inherits;
+  if (t.has_children) j["hasChildren"] = true;
   return j;
 }
 
@@ -274,6 +303,20 @@ Result<TableSchema> TableFromJson(const json& j) {
   });
   f.Str("comment", &t.comment);
   f.OptUInt("estimatedRows", &t.estimated_rows);
+  f.Str("partitionBy", &t.partition_by);
+  f.Each("partitions", [&](const json& e, const std::string& path) {
+    Partition p;
+    Fields fp(e, path);
+    fp.Str("schema", &p.schema);
+    fp.Str("name", &p.name, true);
+    fp.Str("parent", &p.parent, true);
+    fp.Str("bound", &p.bound, true);
+    fp.Str("partitionBy", &p.partition_by);
+    t.partitions.push_back(std::move(p));
+    return fp.status();
+  });
+  f.StrList("inherits", &t.inherits);
+  f.Bool("hasChildren", &t.has_children);
   DBS_RETURN_IF_ERROR(f.status());
   if (t.columns.empty()) return Status::InvalidArgument("table.columns must not be empty");
   for (const std::string& k : t.primary_key) {
@@ -282,6 +325,107 @@ Result<TableSchema> TableFromJson(const json& j) {
     }
   }
   return t;
+}
+
+namespace {
+
+constexpr std::pair<ObjectKind, const char*> kObjectKinds[] = {
+    {ObjectKind::kView, "view"},
+    {ObjectKind::kMaterializedView, "materialized view"},
+    {ObjectKind::kFunction, "function"},
+    {ObjectKind::kProcedure, "procedure"},
+    {ObjectKind::kAggregate, "aggregate"},
+    {ObjectKind::kTrigger, "trigger"},
+    {ObjectKind::kSequence, "sequence"},
+    {ObjectKind::kExtension, "extension"},
+    {ObjectKind::kEvent, "event"},
+    {ObjectKind::kPolicy, "policy"},
+    {ObjectKind::kRule, "rule"},
+    {ObjectKind::kDomain, "domain"},
+    {ObjectKind::kPartitioning, "partitioning"},
+    {ObjectKind::kInheritance, "inheritance"},
+};
+
+}  // namespace
+
+std::string_view ObjectKindName(ObjectKind k) {
+  for (const auto& [kind, name] : kObjectKinds) {
+    if (kind == k) return name;
+  }
+  return "object";
+}
+
+json ToJson(const SchemaObject& o) {
+  json j = {{"kind", ObjectKindName(o.kind)}, {"schema", o.schema}, {"name", o.name}};
+  if (!o.table.empty()) j["table"] = o.table;
+  if (!o.definition.empty()) j["definition"] = o.definition;
+  if (!o.reads.empty()) j["reads"] = o.reads;
+  if (!o.used_by.empty()) j["usedBy"] = o.used_by;
+  if (!o.comment.empty()) j["comment"] = o.comment;
+  if (!o.version.empty()) j["version"] = o.version;
+  if (!o.sql_mode.empty()) j["sqlMode"] = o.sql_mode;
+  if (o.disabled) j["disabled"] = true;
+  if (o.row_security) j["rowSecurity"] = true;
+  if (o.force_row_security) j["forceRowSecurity"] = true;
+  if (!o.not_describable.empty()) j["notDescribable"] = o.not_describable;
+  if (o.sequence) {
+    const SequenceInfo& q = *o.sequence;
+    j["sequence"] = {{"dataType", q.data_type},
+                     {"start", q.start},
+                     {"increment", q.increment},
+                     {"min", q.min},
+                     {"max", q.max},
+                     {"cache", q.cache},
+                     {"cycle", q.cycle},
+                     {"lastValue", q.last_value},
+                     {"isCalled", q.is_called}};
+  }
+  return j;
+}
+
+Result<SchemaObject> ObjectFromJson(const json& j) {
+  SchemaObject o;
+  Fields f(j, "object");
+  std::string kind;
+  f.Str("kind", &kind, true);
+  f.Str("schema", &o.schema);
+  f.Str("name", &o.name, true);
+  f.Str("table", &o.table);
+  f.Str("definition", &o.definition);
+  f.StrList("reads", &o.reads);
+  f.StrList("usedBy", &o.used_by);
+  f.Str("comment", &o.comment);
+  f.Str("version", &o.version);
+  f.Str("sqlMode", &o.sql_mode);
+  f.Bool("disabled", &o.disabled);
+  f.Bool("rowSecurity", &o.row_security);
+  f.Bool("forceRowSecurity", &o.force_row_security);
+  f.Str("notDescribable", &o.not_describable);
+  if (const json* q = f.Find("sequence", false)) {
+    SequenceInfo seq;
+    Fields fq(*q, f.Path("sequence"));
+    fq.Str("dataType", &seq.data_type);
+    fq.Int("start", &seq.start);
+    fq.Int("increment", &seq.increment);
+    fq.Int("min", &seq.min);
+    fq.Int("max", &seq.max);
+    fq.Int("cache", &seq.cache);
+    fq.Bool("cycle", &seq.cycle);
+    fq.Int("lastValue", &seq.last_value);
+    fq.Bool("isCalled", &seq.is_called);
+    DBS_RETURN_IF_ERROR(fq.status());
+    o.sequence = seq;
+  }
+  DBS_RETURN_IF_ERROR(f.status());
+  bool known = false;
+  for (const auto& [k, name] : kObjectKinds) {
+    if (kind == name) {
+      o.kind = k;
+      known = true;
+    }
+  }
+  if (!known) return Status::InvalidArgument("object.kind: unknown kind '" + kind + "'");
+  return o;
 }
 
 }  // namespace dbs

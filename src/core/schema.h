@@ -36,6 +36,10 @@ struct Column {
   bool generated_stored = false;
   std::string comment;
   uint32_t srid = 0;  // geometry
+  // The next value the column's generator hands out at the source (MySQL's AUTO_INCREMENT
+  // counter, a PostgreSQL identity or serial sequence): the target's generator is moved to it
+  // (or past the loaded rows, whichever is higher) so new rows get the ids they would have got.
+  std::optional<int64_t> next_value;
 
   friend bool operator==(const Column&, const Column&) = default;
 };
@@ -73,6 +77,16 @@ struct CheckConstraint {
   friend bool operator==(const CheckConstraint&, const CheckConstraint&) = default;
 };
 
+// One partition of a partitioned table (PostgreSQL declarative partitioning).
+struct Partition {
+  std::string schema;  // where the partition lives at the source
+  std::string name;
+  std::string parent;        // the partitioned table it is attached to ("schema.name")
+  std::string bound;         // "FOR VALUES FROM (...) TO (...)", "FOR VALUES IN (...)", "DEFAULT"
+  std::string partition_by;  // a sub-partitioned partition's own key ("RANGE (x)"), or empty
+  friend bool operator==(const Partition&, const Partition&) = default;
+};
+
 struct TableSchema {
   std::string schema;  // PostgreSQL schema or MySQL database
   std::string name;
@@ -83,6 +97,18 @@ struct TableSchema {
   std::vector<CheckConstraint> checks;
   std::string comment;
   std::optional<uint64_t> estimated_rows;
+  // Partitioning, as the source engine spells it, for a target of the same engine: PostgreSQL
+  // "RANGE (payment_date)" (the PARTITION BY key; `partitions` lists the partitions, parents
+  // before their sub-partitions); MySQL the whole "PARTITION BY ..." clause of SHOW CREATE
+  // TABLE, partitions included. Empty: not partitioned. Across engines the table is created
+  // plain and the plan says so.
+  std::string partition_by;
+  std::vector<Partition> partitions;
+  // PostgreSQL table inheritance: the parents ("schema.name") this table inherits from.
+  std::vector<std::string> inherits;
+  // PostgreSQL: other tables inherit from this one, so its own rows are read with ONLY (the
+  // children are tables of their own).
+  bool has_children = false;
 
   // "schema.name" (or "name" when schema is empty), unquoted: for messages.
   std::string QualifiedName() const;
@@ -93,5 +119,74 @@ struct TableSchema {
 
 nlohmann::json ToJson(const TableSchema& t);
 Result<TableSchema> TableFromJson(const nlohmann::json& j);
+
+// --- Schema objects other than tables --------------------------------------------------------
+// What a source has besides the tables' columns, keys and indexes, in the schemas of the
+// selected tables: the writer migrates each object its target can take, and the plan and the
+// run report name every other one with the reason (docs/type-mapping.md, "Schema objects").
+// kPartitioning and kInheritance are never described by a source (they are properties of
+// TableSchema); they appear in plans and reports only.
+enum class ObjectKind {
+  kView,
+  kMaterializedView,
+  kFunction,
+  kProcedure,
+  kAggregate,
+  kTrigger,
+  kSequence,
+  kExtension,
+  kEvent,
+  kPolicy,
+  kRule,
+  kDomain,
+  kPartitioning,
+  kInheritance,
+};
+std::string_view ObjectKindName(ObjectKind k);  // "view", "materialized view", ...
+
+struct SequenceInfo {
+  std::string data_type = "bigint";
+  int64_t start = 1;
+  int64_t increment = 1;
+  int64_t min = 1;
+  int64_t max = 9223372036854775807;
+  int64_t cache = 1;
+  bool cycle = false;
+  int64_t last_value = 1;  // with is_called false, the next nextval() returns last_value
+  bool is_called = false;
+  friend bool operator==(const SequenceInfo&, const SequenceInfo&) = default;
+};
+
+struct SchemaObject {
+  ObjectKind kind = ObjectKind::kView;
+  std::string schema;  // PostgreSQL schema or MySQL database
+  std::string name;
+  std::string table;  // triggers, policies, rules: the table it belongs to ("schema.name")
+  // ONE statement that creates the object on the source's engine (writers run it so that the
+  // server refuses a second statement). References to objects of its
+  // own schema are unqualified (PostgreSQL: printed with search_path set to that schema;
+  // MySQL: that schema's qualifier removed, DEFINER clauses removed), so the writer creates it
+  // with the target schema current. Sequences and extensions are built from their fields.
+  std::string definition;
+  std::vector<std::string> reads;    // relations a view reads ("schema.name"), when known
+  std::vector<std::string> used_by;  // extensions, domains: columns that need them
+  std::string comment;
+  std::string version;    // extensions
+  std::string sql_mode;   // MySQL: the sql_mode the object was created under
+  bool disabled = false;  // a trigger or event that is disabled at the source
+  // Policies: the table has row-level security enabled (and forced for its owner).
+  bool row_security = false;
+  bool force_row_security = false;
+  std::optional<SequenceInfo> sequence;
+  // The source could describe the object but not produce a definition for it (e.g. an
+  // aggregate): why. Such an object is reported, never created.
+  std::string not_describable;
+
+  std::string QualifiedName() const { return schema.empty() ? name : schema + "." + name; }
+  friend bool operator==(const SchemaObject&, const SchemaObject&) = default;
+};
+
+nlohmann::json ToJson(const SchemaObject& o);
+Result<SchemaObject> ObjectFromJson(const nlohmann::json& j);
 
 }  // namespace dbs

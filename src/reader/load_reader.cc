@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bus/objects_wire.h"
 #include "bus/protocol.h"
 #include "core/logging.h"
 #include "security/data_cipher.h"
@@ -320,6 +321,21 @@ Result<ReaderStats> LoadReader::Run() {
     json meta = {{"index", t.index}, {"table", ToJson(t.schema)}, {"target", t.target_name}};
     DBS_RETURN_IF_ERROR(nats_->Publish(bus::SubjectMeta(name, t.index), meta.dump()).status());
   }
+  // The schema objects besides the tables (views, routines, triggers, ...): the writer that
+  // swaps the tables in creates them, or the run report says why not.
+  std::vector<TableSchema> described;
+  for (const PlannedTable& t : tables) {
+    if (t.selector.query.empty()) described.push_back(t.schema);
+  }
+  std::vector<SchemaObject> objects;
+  if (config_.structure.objects) {
+    auto described_objects = source->DescribeObjects(described);
+    if (!described_objects.ok()) {
+      return described_objects.status().WithContext("describing the schema objects");
+    }
+    objects = std::move(described_objects).value();
+  }
+  DBS_ASSIGN_OR_RETURN(const int object_parts, bus::PublishObjects(nats_, name, objects));
   // A fresh id per run scopes the writers' checkpoints in the target: bundle ids repeat from
   // run to run, applied-bundle records of an earlier run must not suppress this run's data.
   std::random_device rd;
@@ -332,7 +348,8 @@ Result<ReaderStats> LoadReader::Run() {
                {"position_kind", static_cast<int>(snapshot->position().kind)},
                {"position_file", snapshot->position().file_pos},
                {"mode", std::string(StreamModeName(config_.mode))},
-               {"engine", EngineName(config_.source.engine)}};
+               {"engine", EngineName(config_.source.engine)},
+               {"objectParts", object_parts}};
   for (const PlannedTable& t : tables) {
     plan["tables"].push_back({{"index", t.index},
                               {"name", t.schema.QualifiedName()},

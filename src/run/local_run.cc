@@ -264,6 +264,14 @@ Result<RunSummary> RunLocal(const StreamConfig& stream_config, const LocalRunOpt
   summary.cdc.read = reader_result->cdc.changes;
   summary.cdc.position = reader_result->cdc.position.value;
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Every writer saw the same swap; the first one that planned the run reports it.
+  for (const auto& w : writers) {
+    nlohmann::json report = w->report();
+    if (report.is_null()) continue;
+    auto plan = RunPlanFromJson(report);
+    if (plan.ok()) summary.report = std::move(plan).value();
+    break;
+  }
   if (config.verify) {
     DBS_ASSIGN_OR_RETURN(summary.verdicts, VerifyStream(config));
   }

@@ -11,6 +11,7 @@
 #include "bus/jetstream.h"
 #include "config/stream_config.h"
 #include "core/result.h"
+#include "sinks/run_plan.h"
 #include "verify/checksum.h"
 
 namespace dbs {
@@ -49,6 +50,9 @@ struct RunSummary {
   double seconds = 0;
   std::vector<TableVerdict> verdicts;  // empty when verification is off
   CdcProgress cdc;
+  // What the run did with each table (target, action, lossy decisions) and each schema object
+  // (sinks/run_plan.h); empty when no writer could plan it.
+  RunPlan report;
   // The tables whose values differ, each with the differing columns and a sample row
   // (TableVerdict::Describe), separated by "; "; empty when all match.
   std::string Mismatches() const;

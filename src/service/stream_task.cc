@@ -70,6 +70,8 @@ class LoadWriterTask : public StreamTask {
       return writer_.Abandon(Status::Cancelled("the run was stopped before its load was complete"));
     }
     DBS_RETURN_IF_ERROR(ran);
+    // What became of each table and schema object: every writer reads the same from the target.
+    if (nlohmann::json r = writer_.report(); !r.is_null()) report_["report"] = std::move(r);
     if (config_.mode != StreamMode::kLoad || !config_.verify || !writer_.won_completion()) {
       return Status::Ok();
     }
@@ -89,7 +91,7 @@ class LoadWriterTask : public StreamTask {
                         {"match", v.match()}});
       if (!v.match()) bad += (bad.empty() ? "" : "; ") + v.Describe();
     }
-    report_ = {{"verification", {{"ok", bad.empty()}, {"tables", tables}}}};
+    report_["verification"] = {{"ok", bad.empty()}, {"tables", tables}};
     if (!bad.empty()) {
       return Status::Aborted("verification failed: " + bad).WithRetry(Retry::kFail);
     }

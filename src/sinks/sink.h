@@ -34,6 +34,7 @@
 #include "core/change.h"
 #include "core/result.h"
 #include "core/schema.h"
+#include "sinks/objects_plan.h"
 
 namespace dbs {
 
@@ -68,10 +69,33 @@ struct SinkOptions {
   // Load into shadow copies and swap them in at the end of FinishStream (the writers set it;
   // see the contract above). Off: tables are created, dropped and truncated in place, at once.
   bool shadow_tables = false;
+  // Schema objects of the run (core/schema.h): the writer that swaps the run in creates the
+  // ones PlanObjects (sinks/objects_plan.h) marks migrated, in the same target transaction as
+  // the swap where the target has transactional DDL, and records every outcome in the target.
+  std::vector<SchemaObject> objects;
+  StreamMode mode = StreamMode::kLoad;  // CDC modes: triggers and events are created disabled
+  // Plan only (dbstreams plan): the sink reads the target and never writes, not even its
+  // bookkeeping.
+  bool plan_only = false;
   // CDC checkpoints are scoped by the stream name alone (not the run): a restarted CDC stream
   // resumes where the previous run stopped. Empty: derived from `stream` up to its last '.'.
   std::string cdc_stream;
 };
+
+// What a run will do with one table, computed without writing anything (Sink::PlanTable).
+struct TableDdlPlan {
+  std::string target;  // "schema.table" in the target
+  // What the schema policy and write mode do with the target table: "create", "replace"
+  // (drop_and_recreate of an existing table), "append", "truncate and reload", "upsert",
+  // "fail: exists", "fail: not empty", ...
+  std::string action;
+  std::vector<std::string> statements;  // the DDL the run would execute, in order
+  std::vector<std::string> warnings;    // every lossy or skipped item, as the run logs them
+};
+
+// The action of TableDdlPlan for a table that exists in the target or not; *create: the run
+// creates (or replaces) it.
+std::string PlannedAction(SchemaPolicy policy, WriteMode mode, bool exists, bool* create);
 
 // Whole source transactions to apply in one target transaction (ApplyChanges).
 struct ChangeBatch {
@@ -101,6 +125,26 @@ class Sink {
   static Result<std::unique_ptr<Sink>> Open(const ConnectionConfig& config,
                                             const SinkOptions& options);
   virtual ~Sink() = default;
+
+  // Before the first PrepareTable of a run (every writer calls it; idempotent): checks what the
+  // tables need in the target besides themselves and creates it where allowed (PostgreSQL:
+  // the extensions of SinkOptions::objects that the columns use). Fails before anything is
+  // written, naming what is missing and how to provide it. Nothing to do by default.
+  virtual Status PrepareRun() { return Status::Ok(); }
+  // What PrepareTable and FinishStream would do with `source_table`, read from the target
+  // without writing (the target DDL, the action on an existing table, every lossy decision).
+  // By default: the source's name, action "write", no statements.
+  virtual Result<TableDdlPlan> PlanTable(const TableSchema& source_table);
+  // What becomes of SinkOptions::objects and of the tables' partitioning and inheritance
+  // (sinks/objects_plan.h), without touching the target. By default (targets that hold only
+  // rows): none is migrated.
+  virtual std::vector<ObjectOutcome> PlanObjects(const std::vector<TableSchema>& tables,
+                                                 const std::vector<SchemaObject>& objects);
+  // After FinishStream: what the run did with each object, as recorded in the target by the
+  // writer that swapped it in (empty before that, or when there were none).
+  virtual Result<std::vector<ObjectOutcome>> ObjectOutcomes() {
+    return std::vector<ObjectOutcome>();
+  }
 
   virtual Result<TargetTable> PrepareTable(const TableSchema& source_table) = 0;
   virtual Result<size_t> Apply(const std::vector<BundleRef>& bundles) = 0;

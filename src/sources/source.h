@@ -82,6 +82,15 @@ class Source {
   virtual Result<TableSchema> Describe(const TableRef& table) = 0;
   // Describes the result columns of a custom query (name taken from `name`).
   virtual Result<TableSchema> DescribeQuery(const std::string& query, const TableRef& name) = 0;
+  // Schema objects besides the tables (core/schema.h, SchemaObject) in the schemas of
+  // `tables` (views, routines, sequences, extensions, ...) and on `tables` themselves
+  // (triggers, policies, ...), with definitions the writer can run on a target of the same
+  // engine. Nothing by default (a source without such objects).
+  virtual Result<std::vector<SchemaObject>> DescribeObjects(
+      const std::vector<TableSchema>& tables) {
+    (void)tables;
+    return std::vector<SchemaObject>();
+  }
   // Chunk ranges of about `rows_per_chunk` rows; one open range when the table has no
   // single-column integer primary key or is small.
   virtual Result<std::vector<KeyRange>> Split(const TableSchema& table,

@@ -587,7 +587,20 @@ std::optional<std::string> PgDefaultToMysql(const Column& c, std::string_view my
   std::string_view e = StripPgCasts(*c.default_expr);
   const std::string lower = AsciiLower(e);
   if (lower == "null") return std::nullopt;
-  if (IsPgCurrentTimestamp(lower)) {
+  // PostgreSQL's special date/time inputs, kept as text until the insert ('now'::text::date):
+  // evaluated at each insert, like the functions they stand for.
+  std::string special;
+  if (UnquoteLiteral(e, Dialect::kPostgres, &special)) special = AsciiLower(TrimSpace(special));
+  if (special == "today" && (c.type == LogicalType::kDate || c.type == LogicalType::kTimestamp)) {
+    return std::string("(CURRENT_DATE)");
+  }
+  if (special == "epoch") {
+    if (c.type == LogicalType::kDate) return std::string("'1970-01-01'");
+    if (c.type == LogicalType::kTimestamp || c.type == LogicalType::kTimestampTz) {
+      return std::string("'1970-01-01 00:00:00'");
+    }
+  }
+  if (IsPgCurrentTimestamp(lower) || special == "now") {
     const uint32_t p = std::min<uint32_t>(c.precision.value_or(6), 6);
     const std::string arg = p > 0 ? "(" + std::to_string(p) + ")" : "";
     if (c.type == LogicalType::kTimestamp) return "CURRENT_TIMESTAMP" + arg;
@@ -1082,6 +1095,18 @@ Result<std::string> CreateTableSql(const TableSchema& t, Dialect target, Dialect
     sql += " ENGINE=InnoDB";
     if (!same) sql += " DEFAULT CHARSET=utf8mb4 COLLATE=" + o.mysql_text_collation;
     if (!t.comment.empty()) sql += " COMMENT=" + QuoteLiteral(t.comment, target);
+    // The source's counter, so new rows get the ids they would have got there (InnoDB moves it
+    // past explicitly inserted values by itself).
+    if (auto_column >= 0 && t.columns[auto_column].next_value &&
+        *t.columns[auto_column].next_value > 1) {
+      sql += " AUTO_INCREMENT=" + std::to_string(*t.columns[auto_column].next_value);
+    }
+  }
+  // Partitioning, same engine only (across engines the plan reports a plain table).
+  if (same && !t.partition_by.empty()) {
+    DBS_RETURN_IF_ERROR(
+        CheckSqlFragment(t.partition_by, target, "partitioning of " + t.QualifiedName()));
+    sql += pg ? " PARTITION BY " + t.partition_by : "\n" + t.partition_by;
   }
   return sql;
 }
@@ -1164,9 +1189,12 @@ Result<std::vector<std::string>> SyncAutoIncrementSql(const TableSchema& t, Dial
     if (!c.auto_increment || c.generated_expr) continue;
     if (!IsPgIntegerType(types[i]) && !UsesSequence(c, types[i])) continue;
     const std::string col = QuoteIdent(c.name, target);
+    // Past the loaded rows, and at least where the source's generator was (it may be ahead of
+    // the rows: deleted rows, rolled-back inserts).
+    std::string next = "COALESCE(MAX(" + col + "), 0)::bigint + 1";
+    if (c.next_value) next = "GREATEST(" + next + ", " + std::to_string(*c.next_value) + ")";
     out.push_back("SELECT setval(pg_get_serial_sequence(" + QuoteLiteral(table, target) + ", " +
-                  QuoteLiteral(c.name, target) + "), COALESCE(MAX(" + col +
-                  "), 0)::bigint + 1, false) FROM " + table);
+                  QuoteLiteral(c.name, target) + "), " + next + ", false) FROM " + table);
   }
   return out;
 }
@@ -1328,6 +1356,18 @@ Result<std::string> AddForeignKeySql(const TableSchema& t, const ForeignKey& fk,
   auto action = [&](const std::string& a, const char* on) -> Result<std::string> {
     std::string u = AsciiLower(TrimSpace(a));
     if (u.empty() || u == "no action") return std::string();
+    if (u == "set null" && target == Dialect::kMysql) {
+      // PostgreSQL accepts SET NULL on a NOT NULL column (it fails when it fires); MySQL
+      // refuses to create it. NO ACTION refuses the same deletes and updates.
+      for (const std::string& c : fk.columns) {
+        if (!t.columns[static_cast<size_t>(t.FindColumn(c))].nullable) {
+          Warn(o, where + ": ON " + on + " SET NULL on NOT NULL column " + c +
+                      " is rejected by MySQL; created as NO ACTION (such a " + AsciiLower(on) +
+                      " fails in both)");
+          return std::string();
+        }
+      }
+    }
     if (u == "restrict" || u == "cascade" || u == "set null") {
       std::string up = u;
       for (char& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));

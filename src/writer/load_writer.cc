@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bus/objects_wire.h"
 #include "bus/protocol.h"
 #include "core/logging.h"
 
@@ -26,9 +27,24 @@ Result<json> ParseJson(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-Result<LoadWriter::TableState*> LoadWriter::Table(Sink* sink, int index) {
-  auto it = tables_.find(index);
-  if (it != tables_.end() && it->second.prepared) return &it->second;
+SinkOptions WriterSinkOptions(const StreamConfig& config, const std::string& run) {
+  SinkOptions so;
+  so.stream = config.name + "." + run;  // checkpoints are per run
+  so.target_schema = config.target_schema;
+  so.source_engine = config.source.engine;
+  so.schema_policy = config.schema_policy;
+  so.write_mode = config.write_mode;
+  so.structure = config.structure;
+  so.zero_date = config.zero_date;
+  so.type_mapping = config.type_mapping;
+  so.defer_primary_key = true;  // CheckFinished runs FinishStream before any change is applied
+  so.shadow_tables = true;      // a failed run leaves the target as it was
+  so.cdc_stream = so.stream;    // a CDC run's checkpoints live as long as its JetStream stream
+  so.mode = config.mode;
+  return so;
+}
+
+Result<TableSchema> LoadWriter::ReadMeta(int index, std::string* source_name) {
   DBS_ASSIGN_OR_RETURN(std::string text,
                        nats_->GetLastMessage(bus::JetStreamName(config_.name),
                                              bus::SubjectMeta(config_.name, index)));
@@ -37,7 +53,36 @@ Result<LoadWriter::TableState*> LoadWriter::Table(Sink* sink, int index) {
     return Status::Corruption("table metadata " + std::to_string(index) + " is incomplete");
   }
   DBS_ASSIGN_OR_RETURN(TableSchema schema, TableFromJson(meta["table"]));
+  if (source_name != nullptr) *source_name = schema.QualifiedName();
   schema.name = meta["target"].get<std::string>();
+  return schema;
+}
+
+Status LoadWriter::MakeReport(Sink* sink) {
+  std::vector<TableSchema> tables;
+  std::vector<std::string> names;
+  if (plan_.contains("tables") && plan_["tables"].is_array()) {
+    for (const json& t : plan_["tables"]) {
+      if (!t.is_object() || !t.contains("index") || !t["index"].is_number_integer()) continue;
+      std::string name;
+      DBS_ASSIGN_OR_RETURN(TableSchema schema, ReadMeta(t["index"].get<int>(), &name));
+      tables.push_back(std::move(schema));
+      names.push_back(std::move(name));
+    }
+  }
+  DBS_ASSIGN_OR_RETURN(RunPlan plan, PlanRun(sink, tables, names, objects_));
+  run_plan_ = std::move(plan);
+  return Status::Ok();
+}
+
+nlohmann::json LoadWriter::report() const {
+  return run_plan_ ? ToJson(*run_plan_) : nlohmann::json();
+}
+
+Result<LoadWriter::TableState*> LoadWriter::Table(Sink* sink, int index) {
+  auto it = tables_.find(index);
+  if (it != tables_.end() && it->second.prepared) return &it->second;
+  DBS_ASSIGN_OR_RETURN(TableSchema schema, ReadMeta(index, nullptr));
   TableState& st = tables_[index];
   st.schema = std::move(schema);
   DBS_ASSIGN_OR_RETURN(TargetTable target, sink->PrepareTable(st.schema));
@@ -88,6 +133,11 @@ Result<bool> LoadWriter::CheckFinished(Sink* sink) {
     all.push_back(ts->schema);
   }
   DBS_RETURN_IF_ERROR(sink->FinishStream(all));
+  // What the swap did with the schema objects (recorded in the target by the writer that did
+  // it): the run report's objects.
+  auto outcomes = sink->ObjectOutcomes();
+  if (!outcomes.ok()) return outcomes.status().WithContext("reading the run's report");
+  if (run_plan_ && !outcomes->empty()) run_plan_->objects = std::move(outcomes).value();
   // Every bundle is committed and acknowledged: no redelivery can come, so the run's
   // applied-bundle records have done their job.
   DBS_RETURN_IF_ERROR(sink->ForgetStream());
@@ -153,28 +203,33 @@ Status LoadWriter::Run() {
       plan_ = p;
       break;
     }
-    if (plan.status().code() != StatusCode::kNotFound || stop_.load() ||
-        std::chrono::steady_clock::now() > deadline) {
+    // Not there yet (NotFound), or a busy broker timing out while the reader retries creating
+    // the stream: keep waiting until the deadline.
+    const bool waiting = plan.status().code() == StatusCode::kNotFound ||
+                         plan.status().code() == StatusCode::kTimeout || plan.status().retryable();
+    if (!waiting || stop_.load() || std::chrono::steady_clock::now() > deadline) {
       return stop_.load() ? Status::Cancelled("stopped")
                           : plan.status().WithContext("waiting for the reader's plan of stream " +
                                                       config_.name);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  SinkOptions so;
-  so.stream = config_.name + "." + run;  // checkpoints are per run
-  so.target_schema = config_.target_schema;
-  so.source_engine = config_.source.engine;
-  so.schema_policy = config_.schema_policy;
-  so.write_mode = config_.write_mode;
-  so.structure = config_.structure;
-  so.zero_date = config_.zero_date;
-  so.type_mapping = config_.type_mapping;
-  so.defer_primary_key = true;  // CheckFinished runs FinishStream before any change is applied
-  so.shadow_tables = true;      // a failed run leaves the target as it was
-  so.cdc_stream = so.stream;    // a CDC run's checkpoints live as long as its JetStream stream
+  SinkOptions so = WriterSinkOptions(config_, run);
+  if (const int parts = plan_.value("objectParts", 0); parts > 0) {
+    DBS_ASSIGN_OR_RETURN(objects_, bus::ReadObjects(nats_, config_.name, parts));
+  }
+  so.objects = objects_;
   DBS_ASSIGN_OR_RETURN(sink_, Sink::Open(config_.target, so));
   Sink* sink = sink_.get();
+  // What the run will do, planned before it writes (the end-of-run report); then what the
+  // tables need besides themselves (extensions), before the first table is prepared.
+  if (Status planned = MakeReport(sink); !planned.ok()) {
+    Log(LogLevel::kWarn, "writer", "could not plan the run's report",
+        {F("error", planned.ToString())});
+  }
+  if (Status prepared = sink->PrepareRun(); !prepared.ok()) {
+    return prepared.retryable() ? prepared : FailRun(prepared);
+  }
 
   bus::ConsumerSpec cs;
   cs.stream = js;

@@ -31,6 +31,7 @@
 #include "config/stream_config.h"
 #include "core/result.h"
 #include "security/data_cipher.h"
+#include "sinks/run_plan.h"
 #include "sinks/sink.h"
 
 namespace dbs {
@@ -47,6 +48,10 @@ struct WriterOptions {
   // writer: bounds the stall after a writer dies; a batch must commit within it.
   std::chrono::milliseconds ack_wait{30000};
 };
+
+// The sink options of a run's writers (run: the reader's run id); `dbstreams plan` uses the
+// same, with plan_only set.
+SinkOptions WriterSinkOptions(const StreamConfig& config, const std::string& run);
 
 class LoadWriter {
  public:
@@ -65,6 +70,10 @@ class LoadWriter {
   // status (every writer of the stream stops) and abandons the run in the target as above.
   // Returns `cause`, extended by what was kept or what cleaning up failed with.
   Status Abandon(const Status& cause);
+  // The run's report (sinks/run_plan.h): every table's target, action and lossy decisions as
+  // planned when this writer started, and what the swap did with each schema object. Complete
+  // once Run() returned OK; null before the plan was made.
+  nlohmann::json report() const;
 
  private:
   struct TableState {
@@ -72,6 +81,11 @@ class LoadWriter {
     bool prepared = false;
   };
   Result<TableState*> Table(Sink* sink, int index);
+  // Table `index` as the reader described it, named by its target name; *source_name: its
+  // source name.
+  Result<TableSchema> ReadMeta(int index, std::string* source_name);
+  // The run's report at its start (run_plan_): PlanRun over every table of the reader's plan.
+  Status MakeReport(Sink* sink);
   // Returns OK(true) when the stream completed, OK(false) when not yet.
   Result<bool> CheckFinished(Sink* sink);
   // `id`: the Nats-Msg-Id (one status per id: the first writer's wins).
@@ -96,6 +110,8 @@ class LoadWriter {
   nlohmann::json plan_;
   std::optional<security::DataCipher> cipher_;  // set by Run() when busEncryption is on
   bool won_completion_ = false;
+  std::optional<RunPlan> run_plan_;  // made at the start (tables), objects filled at the end
+  std::vector<SchemaObject> objects_;
 };
 
 }  // namespace dbs

@@ -6,10 +6,13 @@
 #include <set>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "core/logging.h"
 #include "mysql/mysql_client.h"
 #include "sinks/change_plan.h"
 #include "sinks/mysql/mysql_load_encoder.h"
+#include "sinks/mysql/mysql_objects.h"
 #include "typemap/ddl.h"
 #include "typemap/sql.h"
 
@@ -237,7 +240,7 @@ Result<std::unique_ptr<MysqlSink>> MysqlSink::Open(const ConnectionConfig& confi
     return Status::InvalidArgument("the MySQL sink needs a stream name of 1 to 64 characters");
   }
   std::unique_ptr<MysqlSink> sink(new MysqlSink(config, options));
-  DBS_RETURN_IF_ERROR(sink->Connect());
+  DBS_RETURN_IF_ERROR(sink->Connect(/*bookkeeping=*/!options.plan_only));
   return sink;
 }
 
@@ -304,6 +307,13 @@ Status MysqlSink::Connect(bool bookkeeping) {
                   "`position` MEDIUMBLOB NULL, `file_pos` VARBINARY(512) NOT NULL DEFAULT '', "
                   "`updated_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), "
                   "PRIMARY KEY (`stream`, `partition`)) ENGINE=InnoDB",
+                  ctx));
+  DBS_RETURN_IF_ERROR(
+      conn_->Exec("CREATE TABLE IF NOT EXISTS `_dbstreams`.`report` ("
+                  "`stream` VARBINARY(64) NOT NULL, "
+                  "`objects` LONGTEXT CHARACTER SET utf8mb4 NOT NULL, "
+                  "`updated_at` TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), "
+                  "PRIMARY KEY (`stream`)) ENGINE=InnoDB",
                   ctx));
   return Status::Ok();
 }
@@ -949,6 +959,108 @@ Status MysqlSink::FinishStream(const std::vector<TableSchema>& tables) {
   return SwapIn(tables);
 }
 
+Result<TableDdlPlan> MysqlSink::PlanTable(const TableSchema& src) {
+  DBS_RETURN_IF_ERROR(EnsureConnected());
+  TableDdlPlan p;
+  const std::string db = TargetDatabase(src.schema);
+  p.target = db + "." + src.name;
+  DBS_ASSIGN_OR_RETURN(bool exists, TableExists(db, src.name));
+  bool create = false;
+  p.action = PlannedAction(options_.schema_policy, options_.write_mode, exists, &create);
+  if (!create || !options_.structure.tables) return p;
+  DdlOptions ddl;
+  ddl.target_schema = db;
+  ApplyTypeMapping(options_.type_mapping, false,
+                   conn_->is_mariadb() && conn_->server_version() >= 101000, &ddl);
+  ddl.warnings = &p.warnings;
+  const Dialect source = DialectOf(options_.source_engine);
+  TableSchema t = src;  // as PrepareTable creates it: the primary key only
+  t.indexes.clear();
+  t.foreign_keys.clear();
+  t.checks.clear();
+  DBS_ASSIGN_OR_RETURN(std::string create_sql, CreateTableSql(t, Dialect::kMysql, source, ddl));
+  p.statements.push_back(std::move(create_sql));
+  if (options_.structure.indexes) {
+    for (const Index& ix : src.indexes) {
+      DBS_ASSIGN_OR_RETURN(std::string sql, CreateIndexSql(src, ix, Dialect::kMysql, source, ddl));
+      if (!sql.empty()) p.statements.push_back(std::move(sql));
+    }
+  }
+  if (options_.structure.foreign_keys) {
+    for (const ForeignKey& fk : src.foreign_keys) {
+      DBS_ASSIGN_OR_RETURN(std::string sql,
+                           AddForeignKeySql(src, fk, Dialect::kMysql, source, ddl));
+      if (!sql.empty()) p.statements.push_back(std::move(sql));
+    }
+  }
+  if (options_.structure.checks) {
+    for (const CheckConstraint& ck : src.checks) {
+      DBS_ASSIGN_OR_RETURN(std::string sql, AddCheckSql(src, ck, Dialect::kMysql, source, ddl));
+      if (!sql.empty()) p.statements.push_back(std::move(sql));
+    }
+  }
+  return p;
+}
+
+std::vector<ObjectOutcome> MysqlSink::PlanObjects(const std::vector<TableSchema>& tables,
+                                                  const std::vector<SchemaObject>& objects) {
+  ObjectPlanInput in;
+  in.objects = &objects;
+  in.tables = &tables;
+  in.source = options_.source_engine;
+  in.target = Engine::kMysql;
+  in.mode = options_.mode;
+  in.enabled = options_.structure.objects;
+  in.target_schema = [this](const std::string& s) { return TargetDatabase(s); };
+  return dbs::PlanObjects(in);
+}
+
+Result<std::vector<ObjectOutcome>> MysqlSink::ObjectOutcomes() {
+  DBS_RETURN_IF_ERROR(EnsureConnected());
+  DBS_ASSIGN_OR_RETURN(
+      auto rows, conn_->Query("SELECT `objects` FROM `_dbstreams`.`report` WHERE `stream` = " +
+                                  conn_->Literal(options_.stream),
+                              "reading the run's report"));
+  if (rows.empty()) return std::vector<ObjectOutcome>();
+  return OutcomesFromJson(nlohmann::json::parse(Str(rows[0], 0), nullptr, false));
+}
+
+Status MysqlSink::CreateObjectsAndReport(const std::vector<TableSchema>& tables) {
+  std::vector<ObjectOutcome> planned = PlanObjects(tables, options_.objects);
+  if (planned.empty()) return Status::Ok();
+  const std::string ctx = "creating the schema objects";
+  mysql::CreateObjectsOptions co;
+  co.replace = options_.schema_policy == SchemaPolicy::kDropAndRecreate;
+  co.mode = options_.mode;
+  co.target_database = [this](const std::string& s) { return TargetDatabase(s); };
+  // Objects an earlier attempt of this swap created (MySQL DDL commits at once).
+  DBS_ASSIGN_OR_RETURN(auto done,
+                       conn_->Query("SELECT `tbl` FROM `_dbstreams`.`state` WHERE "
+                                    "`stream` = " +
+                                        conn_->Literal(options_.stream) + " AND `phase` = 'object'",
+                                    ctx));
+  for (const TextRow& r : done) co.done_before.insert(Str(r, 0));
+  co.created = [this](const std::string& source) {
+    return RecordPhase(source, "object", "created");
+  };
+  std::vector<ObjectOutcome> outcomes = std::move(planned);
+  if (options_.source_engine == Engine::kMysql) {
+    DBS_ASSIGN_OR_RETURN(
+        outcomes, mysql::CreateObjects(conn_.get(), std::move(outcomes), options_.objects, co));
+  }
+  for (const ObjectOutcome& o : outcomes) {
+    if (!o.migrated) {
+      Log(LogLevel::kWarn, kLog,
+          std::string(ObjectKindName(o.kind)) + " " + o.source + ": " + o.reason);
+    }
+  }
+  return conn_->Exec("INSERT INTO `_dbstreams`.`report` (`stream`, `objects`) VALUES (" +
+                         conn_->Literal(options_.stream) + ", " +
+                         conn_->Literal(ToJson(outcomes).dump()) +
+                         ") ON DUPLICATE KEY UPDATE `objects` = VALUES(`objects`)",
+                     ctx);
+}
+
 Status MysqlSink::ForgetStream() {
   DBS_RETURN_IF_ERROR(EnsureConnected());
   const std::string stream = conn_->Literal(options_.stream);
@@ -1150,10 +1262,11 @@ Status MysqlSink::SwapIn(const std::vector<TableSchema>& tables) {
       if (open && !conn_->broken()) (void)conn_->Exec("ROLLBACK", "rolling back");
       return r;
     }
-    // 4. The shadow databases go; the run is swapped in.
+    // 4. The shadow databases go; the schema objects are created; the run is swapped in.
     for (const std::string& db : shadows) {
       DBS_RETURN_IF_ERROR(conn_->Exec("DROP DATABASE IF EXISTS " + QuoteName(db), ctx));
     }
+    DBS_RETURN_IF_ERROR(CreateObjectsAndReport(tables));
     return RecordPhase("", "run", "swapped");
   });
   if (!s.ok()) return s.WithContext(ctx);
@@ -1185,6 +1298,7 @@ Status MysqlSink::DropStaleRuns() {
       DBS_RETURN_IF_ERROR(conn_->Exec("DROP DATABASE IF EXISTS " + QuoteName(db), ctx));
     }
     DBS_RETURN_IF_ERROR(conn_->Exec("DELETE FROM `_dbstreams`.`state`" + where, ctx));
+    DBS_RETURN_IF_ERROR(conn_->Exec("DELETE FROM `_dbstreams`.`report`" + where, ctx));
     return conn_->Exec("DELETE FROM `_dbstreams`.`applied`" + where, ctx);
   }));
   stale_dropped_ = true;
@@ -1264,16 +1378,20 @@ Result<std::vector<std::string>> MysqlSink::AbandonStream(bool keep_partial) {
 Status MysqlSink::DropBookkeepingIfOnlyOurs() {
   const std::string ctx = "dropping the bookkeeping of the failed run";
   const std::string other = " WHERE `stream` <> " + conn_->Literal(options_.stream) + " LIMIT 1";
-  for (const char* table : {"state", "applied", "cdc_checkpoint"}) {
-    DBS_ASSIGN_OR_RETURN(
-        auto r,
-        conn_->Query("SELECT 1 FROM `_dbstreams`.`" + std::string(table) + "`" + other, ctx));
-    if (!r.empty()) return Status::Ok();
-  }
   DBS_ASSIGN_OR_RETURN(auto tables, conn_->Query("SELECT COUNT(*) FROM information_schema.TABLES "
                                                  "WHERE TABLE_SCHEMA = '_dbstreams'",
                                                  ctx));
-  if (tables.empty() || Str(tables[0], 0) != "3") return Status::Ok();
+  // Ours: state, applied, cdc_checkpoint and (since the schema-object report) report.
+  if (tables.empty() || (Str(tables[0], 0) != "3" && Str(tables[0], 0) != "4")) {
+    return Status::Ok();
+  }
+  std::vector<std::string> ours = {"state", "applied", "cdc_checkpoint"};
+  if (Str(tables[0], 0) == "4") ours.push_back("report");
+  for (const std::string& table : ours) {
+    DBS_ASSIGN_OR_RETURN(auto r,
+                         conn_->Query("SELECT 1 FROM `_dbstreams`.`" + table + "`" + other, ctx));
+    if (!r.empty()) return Status::Ok();
+  }
   DBS_RETURN_IF_ERROR(conn_->Exec("DROP DATABASE `_dbstreams`", ctx));
   dropped_bookkeeping_ = true;
   return Status::Ok();

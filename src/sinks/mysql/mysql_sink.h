@@ -99,6 +99,10 @@ class MysqlSink : public Sink {
                                                  const SinkOptions& options);
   ~MysqlSink() override;
 
+  Result<TableDdlPlan> PlanTable(const TableSchema& source_table) override;
+  std::vector<ObjectOutcome> PlanObjects(const std::vector<TableSchema>& tables,
+                                         const std::vector<SchemaObject>& objects) override;
+  Result<std::vector<ObjectOutcome>> ObjectOutcomes() override;
   Result<TargetTable> PrepareTable(const TableSchema& source_table) override;
   Result<size_t> Apply(const std::vector<BundleRef>& bundles) override;
   Status FinishStream(const std::vector<TableSchema>& tables) override;
@@ -149,6 +153,9 @@ class MysqlSink : public Sink {
   Status DropStaleRuns();
   // After an abandoned run: drops `_dbstreams` when nothing but this run used it.
   Status DropBookkeepingIfOnlyOurs();
+  // Inside the swap, before it is recorded: creates the run's schema objects (mysql_objects.h)
+  // and records what became of each in `_dbstreams`.`report`; resumable.
+  Status CreateObjectsAndReport(const std::vector<TableSchema>& tables);
 
   ConnectionConfig config_;
   SinkOptions options_;

@@ -10,6 +10,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include <nlohmann/json.hpp>
+
 #include "core/logging.h"
 #include "postgres/pg_binary.h"
 #include "postgres/pg_client.h"
@@ -17,6 +19,7 @@
 #include "postgres/pg_types.h"
 #include "sinks/change_plan.h"
 #include "sinks/postgres/pg_encode.h"
+#include "sinks/postgres/pg_objects.h"
 #include "typemap/ddl.h"
 
 namespace dbs {
@@ -67,7 +70,13 @@ const char kBookkeepingSql[] =
     "  partition integer NOT NULL, seq bigint NOT NULL DEFAULT 0, "
     "  position_kind text NOT NULL DEFAULT '', position text NOT NULL DEFAULT '', "
     "  file_pos text NOT NULL DEFAULT '', updated_at timestamptz NOT NULL DEFAULT now(), "
-    "  PRIMARY KEY (stream, partition))";
+    "  PRIMARY KEY (stream, partition)); "
+    // What the swap did with the run's schema objects (ObjectOutcomes).
+    "CREATE TABLE IF NOT EXISTS _dbstreams.report (stream text PRIMARY KEY, "
+    "  objects text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())";
+// State rows of the extensions a run created (tbl = kExtensionRow + name): a failed run drops
+// them again.
+constexpr const char* kExtensionRow = "#extension:";
 
 Dialect DialectOf(Engine e) { return e == Engine::kMysql ? Dialect::kMysql : Dialect::kPostgres; }
 
@@ -155,6 +164,11 @@ class PostgresSink : public Sink {
         conn_(std::move(conn)),
         postgis_(postgis) {}
 
+  Status PrepareRun() override;
+  Result<TableDdlPlan> PlanTable(const TableSchema& source_table) override;
+  std::vector<ObjectOutcome> PlanObjects(const std::vector<TableSchema>& tables,
+                                         const std::vector<SchemaObject>& objects) override;
+  Result<std::vector<ObjectOutcome>> ObjectOutcomes() override;
   Result<TargetTable> PrepareTable(const TableSchema& source_table) override;
   Result<size_t> Apply(const std::vector<BundleRef>& bundles) override;
   Status FinishStream(const std::vector<TableSchema>& tables) override;
@@ -205,6 +219,13 @@ class PostgresSink : public Sink {
   // Drops _dbstreams when it holds nothing but this run's rows (a failed run into a target
   // that had no bookkeeping before).
   Status DropBookkeepingIfOnlyOurs();
+  // Inside the swap: creates the run's schema objects (pg_objects.h) and records what became
+  // of each in _dbstreams.report.
+  Status CreateObjectsAndReport(const std::vector<TableSchema>& tables);
+  // The statements that create t in in_schema (CreateTable runs them).
+  Result<std::vector<std::string>> TableSql(const TableSchema& t, const std::string& in_schema,
+                                            bool defer_key,
+                                            std::vector<std::string>* warnings) const;
 
   std::string TargetSchema(const TableSchema& t) const {
     return options_.target_schema.empty() ? t.schema : options_.target_schema;
@@ -517,8 +538,10 @@ Result<TargetInfo*> PostgresSink::Target(const TableSchema& t, bool load) {
   return &(targets_[key] = std::move(info));
 }
 
-Status PostgresSink::CreateTable(const TableSchema& t, const std::string& in_schema, bool defer_key,
-                                 std::vector<std::string>* warnings) {
+Result<std::vector<std::string>> PostgresSink::TableSql(const TableSchema& t,
+                                                        const std::string& in_schema,
+                                                        bool defer_key,
+                                                        std::vector<std::string>* warnings) const {
   DdlOptions o = Ddl(t, warnings, in_schema);
   o.defer_primary_key = defer_key;
   const Dialect src = source_dialect();
@@ -534,8 +557,35 @@ Status PostgresSink::CreateTable(const TableSchema& t, const std::string& in_sch
                        FinishTableSql(t, Dialect::kPostgres, src, o));
   stmts.insert(stmts.end(), pre.begin(), pre.end());
   stmts.push_back(create);
+  // Partitions (same engine): beside their parent, sub-partitions after theirs.
+  if (source_dialect() == Dialect::kPostgres && !t.partition_by.empty()) {
+    for (const Partition& p : t.partitions) {
+      const std::string parent_name = p.parent.substr(p.parent.find('.') + 1);
+      const std::string where = "partition " + p.schema + "." + p.name + " of " + t.QualifiedName();
+      DBS_RETURN_IF_ERROR(CheckIdentifier(p.name, Dialect::kPostgres).WithContext(where));
+      DBS_RETURN_IF_ERROR(CheckSqlFragment(p.bound, Dialect::kPostgres, "bound of " + where));
+      // The parent is the table itself (under its target name) or a sub-partitioned partition.
+      bool sub = false;
+      for (const Partition& q : t.partitions) sub = sub || q.schema + "." + q.name == p.parent;
+      std::string sql =
+          "CREATE TABLE " + pg::QualifiedName(o.target_schema, p.name) + " PARTITION OF " +
+          pg::QualifiedName(o.target_schema, sub ? parent_name : t.name) + " " + p.bound;
+      if (!p.partition_by.empty()) {
+        DBS_RETURN_IF_ERROR(
+            CheckSqlFragment(p.partition_by, Dialect::kPostgres, "partitioning of " + where));
+        sql += " PARTITION BY " + p.partition_by;
+      }
+      stmts.push_back(std::move(sql));
+    }
+  }
   stmts.insert(stmts.end(), post.begin(), post.end());
-  const std::string ctx = "creating table " + o.target_schema + "." + t.name;
+  return stmts;
+}
+
+Status PostgresSink::CreateTable(const TableSchema& t, const std::string& in_schema, bool defer_key,
+                                 std::vector<std::string>* warnings) {
+  DBS_ASSIGN_OR_RETURN(std::vector<std::string> stmts, TableSql(t, in_schema, defer_key, warnings));
+  const std::string ctx = "creating table " + in_schema + "." + t.name;
   for (const std::string& s : stmts) DBS_RETURN_IF_ERROR(pg::Command(conn(), s, ctx));
   return Status::Ok();
 }
@@ -1191,6 +1241,116 @@ Result<bool> PostgresSink::ShouldAddForeignKey(const std::string& quoted, const 
   return !pg::Bool(res.get(), 0, 1);
 }
 
+Status PostgresSink::PrepareRun() {
+  if (options_.plan_only || options_.source_engine != Engine::kPostgres ||
+      !options_.structure.objects) {
+    return Status::Ok();
+  }
+  bool any = false;
+  for (const SchemaObject& o : options_.objects) any = any || o.kind == ObjectKind::kExtension;
+  if (!any) return Status::Ok();
+  DBS_RETURN_IF_ERROR(EnsureConnected());
+  std::vector<std::string> created;
+  DBS_RETURN_IF_ERROR(pg::EnsureExtensions(conn(), options_.objects, &created));
+  if (!created.empty()) DBS_RETURN_IF_ERROR(EnsureBookkeeping());
+  for (const std::string& ext : created) {
+    Log(LogLevel::kInfo, "pg-sink", "extension created in the target", {F("extension", ext)});
+    DBS_RETURN_IF_ERROR(pg::ExecParams(conn(),
+                                       "INSERT INTO _dbstreams.dbstreams_state (stream, tbl, "
+                                       "phase) VALUES ($1, $2, 'created') ON CONFLICT DO NOTHING",
+                                       {options_.stream, kExtensionRow + ext},
+                                       "recording extension " + ext)
+                            .status());
+  }
+  return Status::Ok();
+}
+
+Result<TableDdlPlan> PostgresSink::PlanTable(const TableSchema& t) {
+  DBS_RETURN_IF_ERROR(EnsureConnected());
+  TableDdlPlan p;
+  const std::string schema = TargetSchema(t);
+  p.target = schema + "." + t.name;
+  DBS_ASSIGN_OR_RETURN(
+      ResultPtr res, pg::ExecParams(conn(), "SELECT to_regclass($1) IS NOT NULL",
+                                    {pg::QualifiedName(schema, t.name)}, "looking up " + p.target));
+  const bool exists = pg::Bool(res.get(), 0, 0);
+  bool create = false;
+  p.action = PlannedAction(options_.schema_policy, options_.write_mode, exists, &create);
+  if (!create || !options_.structure.tables) return p;
+  const bool defer = options_.write_mode != WriteMode::kUpsert && !t.primary_key.empty();
+  DBS_ASSIGN_OR_RETURN(std::vector<std::string> stmts, TableSql(t, schema, defer, &p.warnings));
+  stmts.erase(stmts.begin());  // the session's search_path
+  DBS_ASSIGN_OR_RETURN(std::vector<std::string> after, StructureSql(t, schema, defer, &p.warnings));
+  stmts.insert(stmts.end(), after.begin(), after.end());
+  if (options_.structure.foreign_keys) {
+    for (const ForeignKey& fk : t.foreign_keys) {
+      const std::string ref = RefDisplay(t, fk);
+      DBS_ASSIGN_OR_RETURN(
+          std::string sql,
+          ForeignKeySql(t, fk, schema, ref.substr(0, ref.size() - fk.ref_table.size() - 1),
+                        &p.warnings));
+      if (!sql.empty()) stmts.push_back(std::move(sql));
+    }
+  }
+  p.statements = std::move(stmts);
+  return p;
+}
+
+std::vector<ObjectOutcome> PostgresSink::PlanObjects(const std::vector<TableSchema>& tables,
+                                                     const std::vector<SchemaObject>& objects) {
+  ObjectPlanInput in;
+  in.objects = &objects;
+  in.tables = &tables;
+  in.source = options_.source_engine;
+  in.target = Engine::kPostgres;
+  in.mode = options_.mode;
+  in.enabled = options_.structure.objects;
+  in.target_schema = [this](const std::string& s) {
+    return options_.target_schema.empty() ? s : options_.target_schema;
+  };
+  return dbs::PlanObjects(in);
+}
+
+Result<std::vector<ObjectOutcome>> PostgresSink::ObjectOutcomes() {
+  DBS_RETURN_IF_ERROR(EnsureBookkeeping());
+  DBS_ASSIGN_OR_RETURN(
+      ResultPtr res,
+      pg::ExecParams(conn(), "SELECT objects FROM _dbstreams.report WHERE stream = $1",
+                     {options_.stream}, "reading the run's report"));
+  if (PQntuples(res.get()) == 0) return std::vector<ObjectOutcome>();
+  nlohmann::json j = nlohmann::json::parse(pg::Text(res.get(), 0, 0), nullptr, false);
+  return OutcomesFromJson(j);
+}
+
+Status PostgresSink::CreateObjectsAndReport(const std::vector<TableSchema>& tables) {
+  std::vector<ObjectOutcome> planned = PlanObjects(tables, options_.objects);
+  if (planned.empty()) return Status::Ok();
+  pg::CreateObjectsOptions co;
+  co.replace = options_.schema_policy == SchemaPolicy::kDropAndRecreate;
+  co.mode = options_.mode;
+  co.target_schema = [this](const std::string& s) {
+    return options_.target_schema.empty() ? s : options_.target_schema;
+  };
+  std::vector<ObjectOutcome> done;
+  if (source_dialect() == Dialect::kPostgres) {
+    DBS_ASSIGN_OR_RETURN(done, pg::CreateObjects(conn(), std::move(planned), options_.objects, co));
+  } else {
+    done = std::move(planned);  // across engines nothing is created
+  }
+  for (const ObjectOutcome& o : done) {
+    if (!o.migrated) {
+      Log(LogLevel::kWarn, "pg-sink",
+          std::string(ObjectKindName(o.kind)) + " " + o.source + ": " + o.reason);
+    }
+  }
+  return pg::ExecParams(conn(),
+                        "INSERT INTO _dbstreams.report (stream, objects) VALUES ($1, $2) "
+                        "ON CONFLICT (stream) DO UPDATE SET objects = EXCLUDED.objects, "
+                        "updated_at = now()",
+                        {options_.stream, ToJson(done).dump()}, "recording the run's report")
+      .status();
+}
+
 Status PostgresSink::FinishStream(const std::vector<TableSchema>& tables) {
   // Pass 1: primary key (when deferred), sequences, indexes, checks — on the shadow copy of a
   // table that has one. A table refilled by copy (truncate_and_load) gets them in SwapIn, on
@@ -1308,14 +1468,39 @@ Status PostgresSink::MoveNewTablesIn(const std::vector<const TableSchema*>& fres
     DBS_RETURN_IF_ERROR(
         pg::Command(conn(), "DROP TABLE " + quoted + " CASCADE", "dropping " + display));
   }
+  // Partitions move in beside their parent: tables of their names go first (drop_and_recreate;
+  // the old parent's own partitions went with it).
+  for (const TableSchema* t : fresh) {
+    if (source_dialect() != Dialect::kPostgres) break;
+    const std::string schema = TargetSchema(*t);
+    for (const Partition& part : t->partitions) {
+      const std::string quoted = pg::QualifiedName(schema, part.name);
+      DBS_ASSIGN_OR_RETURN(ResultPtr res,
+                           pg::ExecParams(conn(), "SELECT to_regclass($1) IS NOT NULL", {quoted},
+                                          "looking up " + schema + "." + part.name));
+      if (!pg::Bool(res.get(), 0, 0)) continue;
+      if (options_.schema_policy != SchemaPolicy::kDropAndRecreate) {
+        return Status::AlreadyExists("target table " + schema + "." + part.name +
+                                     " (a partition of " + t->name + ") already exists");
+      }
+      DBS_RETURN_IF_ERROR(pg::Command(conn(), "DROP TABLE IF EXISTS " + quoted + " CASCADE",
+                                      "dropping " + schema + "." + part.name));
+    }
+  }
   // All old tables are gone before any copy moves in: their index names are free.
   for (const TableSchema* t : fresh) {
     const std::string schema = TargetSchema(*t);
-    DBS_RETURN_IF_ERROR(pg::Command(conn(),
-                                    "ALTER TABLE " +
-                                        pg::QualifiedName(ShadowSchema(schema), t->name) +
-                                        " SET SCHEMA " + pg::QuoteIdent(schema),
-                                    "swapping in " + schema + "." + t->name));
+    std::vector<std::string> names = {t->name};
+    if (source_dialect() == Dialect::kPostgres) {
+      for (const Partition& part : t->partitions) names.push_back(part.name);
+    }
+    for (const std::string& name : names) {
+      DBS_RETURN_IF_ERROR(pg::Command(conn(),
+                                      "ALTER TABLE " +
+                                          pg::QualifiedName(ShadowSchema(schema), name) +
+                                          " SET SCHEMA " + pg::QuoteIdent(schema),
+                                      "swapping in " + schema + "." + name));
+    }
   }
   return Status::Ok();
 }
@@ -1406,6 +1591,7 @@ Status PostgresSink::SwapIn(const std::vector<TableSchema>& tables) {
     DBS_RETURN_IF_ERROR(MoveNewTablesIn(fresh));
     DBS_RETURN_IF_ERROR(RefillTables(copies, &warnings));
     DBS_RETURN_IF_ERROR(AddRefilledForeignKeys(tables, copies, state, &warnings));
+    DBS_RETURN_IF_ERROR(CreateObjectsAndReport(tables));
     for (const std::string& schema : shadows) {
       DBS_RETURN_IF_ERROR(
           pg::Command(conn(), "DROP SCHEMA IF EXISTS " + pg::QuoteIdent(schema) + " CASCADE",
@@ -1453,7 +1639,7 @@ Status PostgresSink::DropStaleRuns() {
           pg::Command(conn(), "DROP SCHEMA IF EXISTS " + pg::QuoteIdent(schema) + " CASCADE",
                       "dropping the shadow tables of an earlier run (" + schema + ")"));
     }
-    for (const char* table : {"dbstreams_state", "applied"}) {
+    for (const char* table : {"dbstreams_state", "applied", "report"}) {
       DBS_RETURN_IF_ERROR(
           pg::ExecParams(conn(), "DELETE FROM _dbstreams." + std::string(table) + where,
                          {prefix, options_.stream}, "forgetting earlier runs of the stream")
@@ -1524,6 +1710,18 @@ Result<std::vector<std::string>> PostgresSink::AbandonStream(bool keep_partial) 
             pg::Command(conn(), "DROP SCHEMA IF EXISTS " + pg::QuoteIdent(schema) + " CASCADE",
                         "dropping the shadow schema " + schema));
       }
+      // Extensions this run created, unless something else uses them by now.
+      for (const auto& [display, row] : state) {
+        if (display.rfind(kExtensionRow, 0) != 0 || row.phase != "created") continue;
+        const std::string ext = display.substr(std::string(kExtensionRow).size());
+        DBS_RETURN_IF_ERROR(pg::Command(conn(), "SAVEPOINT dbs_ext", "dropping extension"));
+        Status dropped = pg::ExecParams(conn(), "DROP EXTENSION IF EXISTS " + pg::QuoteIdent(ext),
+                                        {}, "dropping extension " + ext)
+                             .status();
+        DBS_RETURN_IF_ERROR(pg::Command(
+            conn(), dropped.ok() ? "RELEASE SAVEPOINT dbs_ext" : "ROLLBACK TO SAVEPOINT dbs_ext",
+            "dropping extension " + ext));
+      }
       DBS_RETURN_IF_ERROR(pg::ExecParams(conn(), "DELETE FROM _dbstreams.applied WHERE stream = $1",
                                          {options_.stream}, "forgetting stream " + options_.stream)
                               .status());
@@ -1573,8 +1771,9 @@ Status PostgresSink::DropBookkeepingIfOnlyOurs() {
             "SELECT NOT EXISTS (SELECT 1 FROM _dbstreams.dbstreams_state WHERE stream <> $1) "
             "  AND NOT EXISTS (SELECT 1 FROM _dbstreams.applied WHERE stream <> $1) "
             "  AND NOT EXISTS (SELECT 1 FROM _dbstreams.cdc_checkpoint WHERE stream <> $1) "
+            "  AND NOT EXISTS (SELECT 1 FROM _dbstreams.report WHERE stream <> $1) "
             "  AND (SELECT count(*) FROM pg_class WHERE relnamespace = '_dbstreams'::regnamespace "
-            "       AND relkind NOT IN ('i', 'S', 't')) = 3",
+            "       AND relkind NOT IN ('i', 'S', 't')) = 4",
             {options_.stream}, "checking the bookkeeping"));
     if (pg::Bool(res.get(), 0, 0)) {
       DBS_RETURN_IF_ERROR(pg::Command(conn(), "DROP SCHEMA _dbstreams CASCADE",

@@ -11,6 +11,7 @@
 #include "mysql/mysql_client.h"
 #include "sources/mysql/binlog_stream.h"
 #include "sources/mysql/mysql_text_decode.h"
+#include "sources/mysql/objects.h"
 #include "typemap/mysql_types.h"
 
 namespace dbs {
@@ -596,7 +597,13 @@ Result<TableSchema> MysqlSource::Describe(const TableRef& ref) {
     t.foreign_keys.back().columns.push_back(Str(r, 1));
     t.foreign_keys.back().ref_columns.push_back(Str(r, 4));
   }
+  DBS_RETURN_IF_ERROR(mysql::DescribeCreateTable(conn_.get(), &t));
   return t;
+}
+
+Result<std::vector<SchemaObject>> MysqlSource::DescribeObjects(
+    const std::vector<TableSchema>& tables) {
+  return mysql::DescribeObjects(conn_.get(), tables);
 }
 
 namespace {

@@ -53,6 +53,8 @@ class MysqlSource : public Source {
   std::string DefaultSchema() const override { return config_.database; }
   Result<TableSchema> Describe(const TableRef& table) override;
   Result<TableSchema> DescribeQuery(const std::string& query, const TableRef& name) override;
+  Result<std::vector<SchemaObject>> DescribeObjects(
+      const std::vector<TableSchema>& tables) override;
   Result<std::vector<KeyRange>> Split(const TableSchema& table, uint64_t rows_per_chunk) override;
   Result<std::unique_ptr<Snapshot>> BeginSnapshot(int max_readers) override;
   // CDC (binlog_stream.h). CheckCdc: log_bin ON, binlog_format ROW, binlog_row_image FULL,

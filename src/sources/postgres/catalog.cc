@@ -91,6 +91,87 @@ PgColumnInfo ColumnInfoFor(const TypeCache& types, uint32_t type_oid, const std:
 
 std::string Qualified(const RelationInfo& r) { return r.schema + "." + r.name; }
 
+// Declarative partitioning (the key and every partition, sub-partitions after their parents),
+// inheritance parents, and whether other tables inherit from this one.
+Status DescribePartitionsAndInheritance(PGconn* conn, const RelationInfo& rel, TableSchema* t) {
+  const std::string oid = std::to_string(rel.oid);
+  const std::string ctx = "describing the partitions and parents of " + Qualified(rel);
+  if (rel.kind == 'p') {
+    static const char kParts[] =
+        "WITH RECURSIVE parts(oid, parent, depth) AS ("
+        "  SELECT inhrelid, inhparent, 1 FROM pg_inherits WHERE inhparent = $1::oid "
+        "  UNION ALL SELECT i.inhrelid, i.inhparent, p.depth + 1 FROM pg_inherits i "
+        "  JOIN parts p ON i.inhparent = p.oid) "
+        "SELECT n.nspname, c.relname, pn.nspname || '.' || pc.relname, "
+        "  pg_get_expr(c.relpartbound, c.oid), "
+        "  CASE WHEN c.relkind = 'p' THEN pg_get_partkeydef(c.oid) END, "
+        "  pg_get_partkeydef($1::oid) "
+        "FROM parts JOIN pg_class c ON c.oid = parts.oid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "JOIN pg_class pc ON pc.oid = parts.parent "
+        "JOIN pg_namespace pn ON pn.oid = pc.relnamespace "
+        "ORDER BY parts.depth, n.nspname, c.relname";
+    DBS_ASSIGN_OR_RETURN(ResultPtr res, ExecParams(conn, kParts, {oid}, ctx));
+    DBS_ASSIGN_OR_RETURN(ResultPtr key,
+                         ExecParams(conn, "SELECT pg_get_partkeydef($1::oid)", {oid}, ctx));
+    t->partition_by = Text(key.get(), 0, 0);
+    for (int r = 0; r < PQntuples(res.get()); ++r) {
+      Partition p;
+      p.schema = Text(res.get(), r, 0);
+      p.name = Text(res.get(), r, 1);
+      p.parent = Text(res.get(), r, 2);
+      p.bound = Text(res.get(), r, 3);
+      p.partition_by = Text(res.get(), r, 4);
+      t->partitions.push_back(std::move(p));
+    }
+    return Status::Ok();
+  }
+  static const char kParents[] =
+      "SELECT pn.nspname || '.' || pc.relname FROM pg_inherits i "
+      "JOIN pg_class pc ON pc.oid = i.inhparent "
+      "JOIN pg_namespace pn ON pn.oid = pc.relnamespace "
+      "JOIN pg_class c ON c.oid = i.inhrelid "
+      "WHERE i.inhrelid = $1::oid AND NOT c.relispartition ORDER BY i.inhseqno";
+  DBS_ASSIGN_OR_RETURN(ResultPtr parents, ExecParams(conn, kParents, {oid}, ctx));
+  for (int r = 0; r < PQntuples(parents.get()); ++r) {
+    t->inherits.push_back(std::string(Text(parents.get(), r, 0)));
+  }
+  DBS_ASSIGN_OR_RETURN(
+      ResultPtr children,
+      ExecParams(conn, "SELECT EXISTS (SELECT 1 FROM pg_inherits WHERE inhparent = $1::oid)", {oid},
+                 ctx));
+  t->has_children = rel.kind == 'r' && Bool(children.get(), 0, 0);
+  return Status::Ok();
+}
+
+// The next value of each identity or serial column's sequence. A sequence the role may not read
+// is left out: the target's generator then only moves past the loaded rows.
+Status DescribeNextValues(PGconn* conn, TableSchema* t) {
+  for (Column& c : t->columns) {
+    if (!c.auto_increment) continue;
+    DBS_ASSIGN_OR_RETURN(
+        ResultPtr seq,
+        ExecParams(conn,
+                   "SELECT s.oid::regclass::text, has_sequence_privilege(s.oid, 'SELECT') "
+                   "FROM pg_class s WHERE s.oid = pg_get_serial_sequence($1, $2)::regclass",
+                   {QualifiedName(t->schema, t->name), c.name},
+                   "finding the sequence of " + t->QualifiedName() + "." + c.name));
+    if (PQntuples(seq.get()) == 0 || !Bool(seq.get(), 0, 1)) continue;
+    const std::string name(Text(seq.get(), 0, 0));
+    DBS_ASSIGN_OR_RETURN(
+        ResultPtr v,
+        Exec(conn,
+             "SELECT s.last_value, s.is_called, q.seqincrement FROM " + name +
+                 " s, pg_sequence q WHERE q.seqrelid = " + QuoteLiteral(name) + "::regclass",
+             "reading sequence " + name));
+    if (PQntuples(v.get()) != 1 || IsNull(v.get(), 0, 0)) continue;
+    int64_t next = Int(v.get(), 0, 0);
+    if (Bool(v.get(), 0, 1) && __builtin_add_overflow(next, Int(v.get(), 0, 2), &next)) continue;
+    c.next_value = next;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string TrimQuery(const std::string& query) {
@@ -267,6 +348,8 @@ Result<TableSchema> DescribeTable(PGconn* conn, TypeCache* types, const TableRef
     }
     t.indexes.push_back(std::move(index));
   }
+  DBS_RETURN_IF_ERROR(DescribePartitionsAndInheritance(conn, rel, &t));
+  DBS_RETURN_IF_ERROR(DescribeNextValues(conn, &t));
   return t;
 }
 

@@ -6,6 +6,7 @@
 #include "postgres/pg_client.h"
 #include "postgres/pg_types.h"
 #include "sources/postgres/catalog.h"
+#include "sources/postgres/objects.h"
 #include "sources/postgres/pg_change_stream.h"
 #include "sources/postgres/row_reader.h"
 
@@ -61,6 +62,11 @@ class PostgresSource : public Source {
 
   Result<TableSchema> DescribeQuery(const std::string& query, const TableRef& name) override {
     return pg::DescribeQuery(conn_.get(), &types_, query, name);
+  }
+
+  Result<std::vector<SchemaObject>> DescribeObjects(
+      const std::vector<TableSchema>& tables) override {
+    return pg::DescribeObjects(conn_.get(), tables);
   }
 
   Result<std::vector<KeyRange>> Split(const TableSchema& table, uint64_t rows_per_chunk) override;
