@@ -15,6 +15,7 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev clang-format
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   libzstd-dev liblz4-dev libxxhash-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev libcpp-httplib-dev libsodium-dev
+  libexpat1-dev
   libsecret-1-dev gnome-keyring dbus-daemon
   libnats-dev nats-server
   mariadb-server mariadb-client libmariadb-dev
