@@ -78,6 +78,13 @@ if [ ! -x tools/openapi-lint/node_modules/.bin/redocly ]; then
   (cd tools/openapi-lint && npm ci --silent --no-audit --no-fund)
 fi
 
+# The S3 server of the tests (s3rver, pinned by tools/s3rver/package-lock.json; see
+# tests/support/servers.h, S3Server).
+if [ ! -f tools/s3rver/node_modules/.package-lock.json ] || [ tools/s3rver/package-lock.json -nt tools/s3rver/node_modules/.package-lock.json ]; then
+  echo "setup: npm ci in tools/s3rver (the tests' S3 server)"
+  (cd tools/s3rver && npm ci --silent --no-audit --no-fund --loglevel=error)
+fi
+
 # Web UI (ui/): Debian's Chromium for the browser tests (never a downloaded browser build), and
 # the pinned npm packages from ui/package-lock.json when they are missing or out of date.
 if ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed"; then

@@ -69,6 +69,14 @@ std::string HexToBytes(const std::string& hex) {
   return out;
 }
 
+// Total size from "bytes 0-99/1234"; false when absent.
+bool TotalFromContentRange(const std::string& cr, uint64_t* total) {
+  const size_t slash = cr.rfind('/');
+  if (slash == std::string::npos || slash + 1 >= cr.size() || cr[slash + 1] == '*') return false;
+  *total = std::strtoull(cr.c_str() + slash + 1, nullptr, 10);
+  return true;
+}
+
 struct HttpResponse {
   long status = 0;
   std::map<std::string, std::string> headers;  // lower-case names
@@ -88,6 +96,7 @@ struct Request {
   std::map<std::string, std::string> headers;  // lower-case names, signed
   std::string_view body;
   size_t max_body = kMaxXmlBody;
+  size_t reserve_body = 0;  // the expected body size, reserved up front (no growth by doubling)
   // Whether repeating the request after an ambiguous failure (sent, no answer) is harmless.
   bool idempotent = true;
 };
@@ -328,6 +337,7 @@ Result<HttpResponse> S3Store::SendOnce(const Request& req, CURLcode* curl_code,
   std::unique_ptr<curl_slist, void (*)(curl_slist*)> header_guard(headers, &curl_slist_free_all);
 
   HttpResponse resp;
+  resp.body.reserve(req.reserve_body);
   Sink sink{&resp, req.max_body};
   BodySource source{req.body, 0};
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
@@ -365,7 +375,14 @@ Result<HttpResponse> S3Store::SendOnce(const Request& req, CURLcode* curl_code,
   } else if (req.method != "GET") {
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req.method.c_str());
   }
-  const CURLcode rc = curl_easy_perform(h);
+  CURLcode rc = curl_easy_perform(h);
+  uint64_t total = 0;
+  if (rc == CURLE_PARTIAL_FILE && resp.body.empty() &&
+      TotalFromContentRange(resp.Header("content-range"), &total) && total == 0) {
+    // A range of an empty object answered as "bytes 0-0/0" with a length of 1 and no byte (some
+    // servers): the object is empty, and so is the range.
+    rc = CURLE_OK;
+  }
   if (rc != CURLE_OK) {
     if (rc == CURLE_WRITE_ERROR && resp.body_too_large) {
       return Status::Corruption(Describe() + ": the answer to " + req.method + " " +
@@ -381,8 +398,11 @@ Result<HttpResponse> S3Store::SendOnce(const Request& req, CURLcode* curl_code,
   return resp;
 }
 
-Result<HttpResponse> S3Store::Send(const Request& req, std::string_view what) {
+Result<HttpResponse> S3Store::Send(const Request& req, std::string_view what_in) {
   const int attempts = std::max(1, s_.max_attempts);
+  const std::string what =
+      std::string(what_in) +
+      (req.key.size() > root_.size() ? " " + req.key.substr(root_.size()) : "");
   thread_local std::minstd_rand jitter(
       static_cast<unsigned>(getpid()) ^
       static_cast<unsigned>(std::hash<std::thread::id>()(std::this_thread::get_id())));
@@ -628,6 +648,7 @@ Result<HttpResponse> S3Store::GetRange(const std::string& key, uint64_t offset, 
       "bytes=" + std::to_string(offset) + "-" + std::to_string(offset + length - 1);
   if (!if_match.empty()) req.headers["if-match"] = "\"" + if_match + "\"";
   req.max_body = static_cast<size_t>(std::max<uint64_t>(length, 1 << 20));
+  req.reserve_body = static_cast<size_t>(std::min<uint64_t>(length, 64u << 20));
   DBS_ASSIGN_OR_RETURN(HttpResponse r, Send(req, "reading"));
   if (r.status == 404) {
     const s3::XmlError e = s3::ParseError(r.body);
@@ -636,14 +657,6 @@ Result<HttpResponse> S3Store::GetRange(const std::string& key, uint64_t offset, 
   }
   if (r.status != 200 && r.status != 206 && r.status != 416) return ErrorFor(r, "reading", key);
   return r;
-}
-
-// Total size from "bytes 0-99/1234"; false when absent.
-bool TotalFromContentRange(const std::string& cr, uint64_t* total) {
-  const size_t slash = cr.rfind('/');
-  if (slash == std::string::npos || slash + 1 >= cr.size() || cr[slash + 1] == '*') return false;
-  *total = std::strtoull(cr.c_str() + slash + 1, nullptr, 10);
-  return true;
 }
 
 Status S3Store::ReadRange(const std::string& key, uint64_t offset, uint64_t length,
@@ -695,7 +708,7 @@ class S3Reader final : public ObjectReader {
       if (pos_ >= buf_end_) {
         if (buf_end_ >= size_) break;
         const uint64_t want = std::min<uint64_t>(chunk(), size_ - buf_end_);
-        buf_.clear();
+        buf_ = std::string();  // free the old range before the next one arrives
         Result<HttpResponse> r = store_->GetRange(key_, buf_end_, want, etag_);
         if (!r.ok()) return Fail(r.status());
         if (r->status != 206 && !(r->status == 200 && buf_end_ == 0)) {
@@ -707,6 +720,12 @@ class S3Reader final : public ObjectReader {
           return Fail(Status::Unavailable(
               store_->Describe() + ": reading " + key_ + ": got " + std::to_string(r->body.size()) +
               " of " + std::to_string(want) + " bytes at offset " + std::to_string(buf_end_)));
+        }
+        const std::string etag = Unquote(r->Header("etag"));
+        if (!etag_.empty() && !etag.empty() && etag != etag_) {  // a server that ignores If-Match
+          return Fail(Status::Aborted(store_->Describe() + ": reading " + key_ +
+                                      ": the object was replaced while it was being read (ETag " +
+                                      etag_ + ", now " + etag + ")"));
         }
         buf_start_ = buf_end_;
         buf_end_ += want;
