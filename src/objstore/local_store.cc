@@ -123,6 +123,9 @@ class LocalStore final : public ObjectStore {
   // `temps`, adds temporary files instead (key = the object they were for).
   Status Walk(const std::string& rel_dir, const std::string& dir, bool recursive, bool temps,
               std::set<std::string>* visited, std::vector<ObjectInfo>* out) const;
+  // Walk from the folder `prefix`, sorted; a missing folder is empty.
+  Result<std::vector<ObjectInfo>> WalkFolder(const std::string& prefix, bool recursive,
+                                             bool temps) const;
 
   const std::string root_;  // canonical, no trailing '/' (unless "/")
 };
@@ -231,7 +234,8 @@ Status LocalStore::Walk(const std::string& rel_dir, const std::string& dir, bool
   return Status::Ok();
 }
 
-Result<std::vector<ObjectInfo>> LocalStore::List(const std::string& prefix, bool recursive) {
+Result<std::vector<ObjectInfo>> LocalStore::WalkFolder(const std::string& prefix, bool recursive,
+                                                       bool temps) const {
   DBS_ASSIGN_OR_RETURN(std::string folder, NormalizePrefix(prefix));
   std::vector<ObjectInfo> out;
   Result<std::string> dir = Resolve(folder.empty() ? "" : folder.substr(0, folder.size() - 1));
@@ -240,10 +244,14 @@ Result<std::vector<ObjectInfo>> LocalStore::List(const std::string& prefix, bool
     return dir.status();
   }
   std::set<std::string> visited;
-  DBS_RETURN_IF_ERROR(Walk(folder, *dir, recursive, false, &visited, &out));
+  DBS_RETURN_IF_ERROR(Walk(folder, *dir, recursive, temps, &visited, &out));
   std::sort(out.begin(), out.end(),
             [](const ObjectInfo& a, const ObjectInfo& b) { return a.key < b.key; });
   return out;
+}
+
+Result<std::vector<ObjectInfo>> LocalStore::List(const std::string& prefix, bool recursive) {
+  return WalkFolder(prefix, recursive, false);
 }
 
 Result<ObjectInfo> LocalStore::Stat(const std::string& key) {
@@ -486,18 +494,7 @@ Status LocalStore::Delete(const std::string& key) {
 }
 
 Result<std::vector<ObjectInfo>> LocalStore::ListIncomplete(const std::string& prefix) {
-  DBS_ASSIGN_OR_RETURN(std::string folder, NormalizePrefix(prefix));
-  std::vector<ObjectInfo> out;
-  Result<std::string> dir = Resolve(folder.empty() ? "" : folder.substr(0, folder.size() - 1));
-  if (!dir.ok()) {
-    if (dir.status().code() == StatusCode::kNotFound) return out;
-    return dir.status();
-  }
-  std::set<std::string> visited;
-  DBS_RETURN_IF_ERROR(Walk(folder, *dir, true, true, &visited, &out));
-  std::sort(out.begin(), out.end(),
-            [](const ObjectInfo& a, const ObjectInfo& b) { return a.key < b.key; });
-  return out;
+  return WalkFolder(prefix, true, true);
 }
 
 Result<size_t> LocalStore::RemoveIncomplete(const std::string& prefix,
