@@ -175,7 +175,8 @@ TEST(S3Settings, OpenRefusesBadSettings) {
     s.endpoint = ep;
     refused(s);
   }
-  for (const char* b : {"", "ab", "Upper", "a/b", std::string(64, 'a').c_str()}) {
+  for (const std::string& b : {std::string(), std::string("ab"), std::string("Upper"),
+                               std::string("a/b"), std::string(64, 'a')}) {
     S3Settings s = good;
     s.bucket = b;
     refused(s);
