@@ -15,6 +15,7 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev clang-format
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   libzstd-dev liblz4-dev libxxhash-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev libcpp-httplib-dev libsodium-dev
+  libexpat1-dev
   libsecret-1-dev gnome-keyring dbus-daemon
   libnats-dev nats-server
   mariadb-server mariadb-client libmariadb-dev
@@ -75,6 +76,13 @@ echo "setup: dependencies present"
 if [ ! -x tools/openapi-lint/node_modules/.bin/redocly ]; then
   echo "setup: installing the OpenAPI linter (npm ci in tools/openapi-lint)"
   (cd tools/openapi-lint && npm ci --silent --no-audit --no-fund)
+fi
+
+# The S3 server of the tests (s3rver, pinned by tools/s3rver/package-lock.json; see
+# tests/support/servers.h, S3Server).
+if [ ! -f tools/s3rver/node_modules/.package-lock.json ] || [ tools/s3rver/package-lock.json -nt tools/s3rver/node_modules/.package-lock.json ]; then
+  echo "setup: npm ci in tools/s3rver (the tests' S3 server)"
+  (cd tools/s3rver && npm ci --silent --no-audit --no-fund --loglevel=error)
 fi
 
 # Web UI (ui/): Debian's Chromium for the browser tests (never a downloaded browser build), and

@@ -1,5 +1,6 @@
 #include "support/servers.h"
 
+#include <curl/curl.h>
 #include <libpq-fe.h>
 #include <mysql.h>
 #include <sys/stat.h>
@@ -28,6 +29,8 @@ using std::chrono::seconds;
 // Throwaway servers on loopback only: fixed passwords are fine and keep templates shareable.
 constexpr char kMariaDbPassword[] = "dbs-test-mariadb";
 constexpr char kPostgresPassword[] = "dbs-test-postgres";
+constexpr char kS3AccessKey[] = "dbs-test-s3-access";
+constexpr char kS3SecretKey[] = "dbs-test-s3-secret";
 // Bump when the way templates are made changes, so old caches are not reused.
 constexpr char kTemplateRevision[] = "t1";
 constexpr auto kStopGrace = seconds(60);
@@ -851,6 +854,147 @@ void PostgresServer::Kill() { process_->Kill(); }
 std::string PostgresServer::LogTail() const {
   return process_ ? process_->LogTail() : std::string();
 }
+
+// --- S3Server ------------------------------------------------------------------------------------
+
+Result<std::unique_ptr<S3Server>> S3Server::Start(const S3ServerOptions& options) {
+  DBS_ASSIGN_OR_RETURN(std::string node, FindProgram("node"));
+  std::string tools = DBS_S3RVER_DIR;
+  if (const char* env = std::getenv("DBS_S3RVER_DIR")) tools = env;
+  const std::string script = tools + "/serve.js";
+  if (access((tools + "/node_modules/@20minutes/s3rver/package.json").c_str(), R_OK) != 0) {
+    return Status::NotFound("s3rver is not installed in " + tools +
+                            " (run scripts/setup.sh, which runs npm ci there)");
+  }
+  for (int attempt = 1;; ++attempt) {
+    std::unique_ptr<S3Server> s(new S3Server());
+    s->options_ = options;
+    s->node_ = node;
+    s->script_ = script;
+    DBS_ASSIGN_OR_RETURN(s->dir_, CreateServerDir());
+    s->process_ = std::make_unique<ServerProcess>("s3rver", s->dir_, SIGTERM, SIGKILL);
+    DBS_ASSIGN_OR_RETURN(std::vector<int> ports, PickFreePorts(1));
+    s->port_ = ports[0];
+    Status st = s->Spawn();
+    if (st.ok()) st = s->WaitReady(options.startup_timeout);
+    if (st.ok()) return s;
+    if (attempt >= kStartAttempts || !LogSaysAddressInUse(s->LogTail())) return st;
+  }
+}
+
+S3Server::~S3Server() {
+  if (process_ && !process_->owned_here()) return;  // a forked copy of the owner
+  if (process_) {
+    process_->Stop(kStopGrace).ok();
+    process_.reset();
+  }
+  if (!dir_.empty()) RemoveTree(dir_).ok();
+}
+
+Status S3Server::Spawn() {
+  SpawnSpec spec;
+  // --openssl-legacy-provider: s3rver makes its continuation tokens with DES.
+  spec.argv = {node_,
+               "--openssl-legacy-provider",
+               script_,
+               "--access-key",
+               kS3AccessKey,
+               "--secret-key",
+               kS3SecretKey,
+               "--directory",
+               dir_ + "/data",
+               "--address",
+               "127.0.0.1",
+               "--port",
+               std::to_string(port_)};
+  if (options_.vhost) {
+    spec.argv.insert(spec.argv.end(), {"--service-endpoint", "localhost"});
+  } else {
+    spec.argv.push_back("--no-vhost-buckets");
+  }
+  if (!options_.tls_cert_file.empty()) {
+    spec.argv.insert(spec.argv.end(),
+                     {"--key", options_.tls_key_file, "--cert", options_.tls_cert_file});
+  }
+  if (options_.allow_mismatched_signatures) spec.argv.push_back("--allow-mismatched-signatures");
+  spec.cwd = dir_;
+  return process_->Start(std::move(spec));
+}
+
+Status S3Server::WaitReady(milliseconds timeout) {
+  // s3rver prints its address once it listens.
+  return process_->WaitUntilReady(timeout, [this] {
+    return CanConnect(port_) && process_->LogTail().find("S3rver listening") != std::string::npos;
+  });
+}
+
+std::string S3Server::endpoint() const {
+  return std::string(options_.tls_cert_file.empty() ? "http" : "https") +
+         "://127.0.0.1:" + std::to_string(port_);
+}
+
+std::string S3Server::vhost_endpoint() const {
+  return std::string(options_.tls_cert_file.empty() ? "http" : "https") +
+         "://s3.localhost:" + std::to_string(port_);
+}
+
+std::string S3Server::access_key() const { return kS3AccessKey; }
+std::string S3Server::secret_key() const { return kS3SecretKey; }
+bool S3Server::running() { return process_ && process_->Running(); }
+
+Status S3Server::CreateBucket(const std::string& name) {
+  // Signed by libcurl's own SigV4 (not the code under test); curl needs the payload hash header.
+  static std::once_flag init;
+  std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  std::unique_ptr<CURL, void (*)(CURL*)> h(curl_easy_init(), &curl_easy_cleanup);
+  if (!h) return Status::ResourceExhausted("curl_easy_init failed");
+  const std::string url = endpoint() + "/" + name;
+  const std::string userpwd = std::string(kS3AccessKey) + ":" + kS3SecretKey;
+  curl_slist* headers = curl_slist_append(
+      nullptr,
+      "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  std::unique_ptr<curl_slist, void (*)(curl_slist*)> guard(headers, &curl_slist_free_all);
+  std::string body;
+  curl_easy_setopt(h.get(), CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h.get(), CURLOPT_CUSTOMREQUEST, "PUT");
+  curl_easy_setopt(h.get(), CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(h.get(), CURLOPT_AWS_SIGV4, "aws:amz:us-east-1:s3");
+  curl_easy_setopt(h.get(), CURLOPT_USERPWD, userpwd.c_str());
+  curl_easy_setopt(h.get(), CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h.get(), CURLOPT_TIMEOUT, 30L);
+  curl_easy_setopt(h.get(), CURLOPT_SSL_VERIFYPEER, 0L);  // the fixture's own loopback server
+  curl_easy_setopt(h.get(), CURLOPT_SSL_VERIFYHOST, 0L);
+  curl_easy_setopt(
+      h.get(), CURLOPT_WRITEFUNCTION, +[](char* p, size_t size, size_t n, void* user) -> size_t {
+        static_cast<std::string*>(user)->append(p, size * n);
+        return size * n;
+      });
+  curl_easy_setopt(h.get(), CURLOPT_WRITEDATA, &body);
+  const CURLcode rc = curl_easy_perform(h.get());
+  if (rc != CURLE_OK) {
+    return Status::Unavailable("creating bucket " + name + " at " + endpoint() + ": " +
+                               curl_easy_strerror(rc));
+  }
+  long status = 0;
+  curl_easy_getinfo(h.get(), CURLINFO_RESPONSE_CODE, &status);
+  if (status == 200 || body.find("BucketAlreadyOwnedByYou") != std::string::npos) {
+    return Status::Ok();
+  }
+  return Status::InvalidArgument("creating bucket " + name + ": HTTP " + std::to_string(status) +
+                                 ": " + body);
+}
+
+Status S3Server::Stop() { return process_->Stop(kStopGrace); }
+
+Status S3Server::Restart() {
+  DBS_RETURN_IF_ERROR(Stop());
+  DBS_RETURN_IF_ERROR(Spawn());
+  return WaitReady(options_.startup_timeout);
+}
+
+void S3Server::Kill() { process_->Kill(); }
+
+std::string S3Server::LogTail() const { return process_ ? process_->LogTail() : std::string(); }
 
 // --- SharedServers -------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 // Real throwaway servers for tests and benchmarks: NATS (JetStream, single node or a 3-node
-// cluster), MariaDB and PostgreSQL, each on 127.0.0.1, on free ports, in a private folder.
+// cluster), MariaDB, PostgreSQL and an S3 server (s3rver), each on 127.0.0.1, on free ports, in a
+// private folder.
 //
 // Contract:
 //  - Start() returns only when the server answers (NATS: TCP plus /healthz on its monitoring
@@ -227,6 +228,66 @@ class PostgresServer {
 
   PostgresServerOptions options_;
   std::string bin_dir_;
+  std::string dir_;
+  int port_ = 0;
+  std::unique_ptr<ServerProcess> process_;
+};
+
+// --- S3 (s3rver) ---------------------------------------------------------------------------------
+
+struct S3ServerOptions {
+  // TLS: with a certificate and key, the server speaks https only (endpoint() is https://...).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // Virtual-host addressing: the server takes "<bucket>.s3.localhost" host names as buckets;
+  // vhost_endpoint() is then http://s3.localhost:PORT (*.localhost resolves to loopback).
+  bool vhost = false;
+  // Accept requests whose signature does not match (still refuses unknown access keys). Only
+  // for tests of something the server signs differently from AWS (its virtual-host canonical
+  // path): never for credential tests.
+  bool allow_mismatched_signatures = false;
+  std::chrono::seconds startup_timeout{60};
+};
+
+// s3rver (npm @20minutes/s3rver, pinned in tools/s3rver, run by Node.js) on 127.0.0.1: a real S3
+// server on disk that verifies AWS Signature V4 of the Authorization header (not the payload
+// hash), with ranged GETs, ListObjectsV2 with continuation, and multipart uploads. It does not
+// implement AbortMultipartUpload or ListMultipartUploads (NotImplemented / MethodNotAllowed),
+// and it accepts unsigned requests as anonymous. Its data lives in dir()/data.
+class S3Server {
+ public:
+  static Result<std::unique_ptr<S3Server>> Start(const S3ServerOptions& options = {});
+  ~S3Server();
+  S3Server(const S3Server&) = delete;
+  S3Server& operator=(const S3Server&) = delete;
+
+  // http://127.0.0.1:PORT (https://127.0.0.1:PORT with TLS).
+  std::string endpoint() const;
+  // http://s3.localhost:PORT: for virtual-host addressing (options.vhost).
+  std::string vhost_endpoint() const;
+  int port() const { return port_; }
+  std::string region() const { return "us-east-1"; }
+  std::string access_key() const;
+  std::string secret_key() const;
+  const std::string& dir() const { return dir_; }
+  bool running();
+
+  // Creates a bucket (a signed PUT /name). OK when it exists already.
+  Status CreateBucket(const std::string& name);
+
+  Status Stop();     // SIGTERM, keeps the data
+  Status Restart();  // same port and data
+  void Kill();       // SIGKILL
+  std::string LogTail() const;
+
+ private:
+  S3Server() = default;
+  Status Spawn();
+  Status WaitReady(std::chrono::milliseconds timeout);
+
+  S3ServerOptions options_;
+  std::string node_;
+  std::string script_;
   std::string dir_;
   int port_ = 0;
   std::unique_ptr<ServerProcess> process_;

@@ -1,7 +1,7 @@
 // dbstreams-testenv: starts throwaway servers (see servers.h) for scripts and benchmarks, prints
 // their connection settings, and stops them again.
 //
-//   dbstreams-testenv [--nats] [--nats-cluster] [--mariadb] [--postgres] [--env-file PATH]
+//   dbstreams-testenv [--nats] [--nats-cluster] [--mariadb] [--postgres] [--s3] [--env-file PATH]
 //
 // Prints KEY=VALUE lines on stdout once every server is ready (and writes them to PATH, atomically,
 // so a script may wait for the file to appear and then `source` it), then runs until SIGTERM,
@@ -33,7 +33,7 @@ namespace t = dbs::testing;
 int Usage() {
   std::fprintf(stderr,
                "usage: dbstreams-testenv [--nats] [--nats-cluster] [--mariadb] [--postgres] "
-               "[--env-file PATH]\n"
+               "[--s3] [--env-file PATH]\n"
                "Starts throwaway servers on 127.0.0.1, prints NATS_URL=, MYSQL_URL=, PG_URL= (and\n"
                "PGHOST/PGPORT/PGUSER/PGPASSWORD, MYSQL_HOST/...) lines, and runs until SIGTERM,\n"
                "SIGINT or EOF on stdin (when stdin is a pipe or terminal).\n");
@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   bool cluster = false;
   bool mariadb = false;
   bool postgres = false;
+  bool s3 = false;
   std::string env_file;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -78,6 +79,8 @@ int main(int argc, char** argv) {
       mariadb = true;
     } else if (a == "--postgres") {
       postgres = true;
+    } else if (a == "--s3") {
+      s3 = true;
     } else if (a == "--env-file" && i + 1 < argc) {
       env_file = argv[++i];
     } else if (a.rfind("--env-file=", 0) == 0) {
@@ -86,7 +89,7 @@ int main(int argc, char** argv) {
       return Usage();
     }
   }
-  if (!nats && !cluster && !mariadb && !postgres) return Usage();
+  if (!nats && !cluster && !mariadb && !postgres && !s3) return Usage();
 
   // Block the stop signals before any thread exists, so every thread inherits the mask and the
   // signals are only ever read from the signalfd below (children reset their mask).
@@ -109,6 +112,8 @@ int main(int argc, char** argv) {
   std::future<Result<std::unique_ptr<t::NatsCluster>>> cluster_f;
   std::future<Result<std::unique_ptr<t::MariaDbServer>>> mariadb_f;
   std::future<Result<std::unique_ptr<t::PostgresServer>>> postgres_f;
+  std::future<Result<std::unique_ptr<t::S3Server>>> s3_f;
+  constexpr char kS3Bucket[] = "dbstreams-test";
   if (nats) nats_f = std::async(std::launch::async, [] { return t::NatsServer::Start(); });
   if (cluster) cluster_f = std::async(std::launch::async, [] { return t::NatsCluster::Start(); });
   if (mariadb) {
@@ -121,11 +126,20 @@ int main(int argc, char** argv) {
   std::unique_ptr<t::NatsCluster> nats_cluster;
   std::unique_ptr<t::MariaDbServer> mariadb_server;
   std::unique_ptr<t::PostgresServer> postgres_server;
+  std::unique_ptr<t::S3Server> s3_server;
+  if (s3) {
+    s3_f = std::async(std::launch::async, [&]() -> Result<std::unique_ptr<t::S3Server>> {
+      DBS_ASSIGN_OR_RETURN(std::unique_ptr<t::S3Server> s, t::S3Server::Start());
+      DBS_RETURN_IF_ERROR(s->CreateBucket(kS3Bucket));
+      return s;
+    });
+  }
   bool ok = true;
   if (nats) ok = Collect(nats_f, &nats_server, "nats-server") && ok;
   if (cluster) ok = Collect(cluster_f, &nats_cluster, "NATS cluster") && ok;
   if (mariadb) ok = Collect(mariadb_f, &mariadb_server, "MariaDB") && ok;
   if (postgres) ok = Collect(postgres_f, &postgres_server, "PostgreSQL") && ok;
+  if (s3) ok = Collect(s3_f, &s3_server, "S3 (s3rver)") && ok;
   if (!ok) return 1;  // destructors stop whatever did start
 
   std::vector<std::pair<std::string, std::string>> vars;
@@ -151,6 +165,13 @@ int main(int argc, char** argv) {
     vars.emplace_back("PGUSER", postgres_server->user());
     vars.emplace_back("PGPASSWORD", postgres_server->password());
     vars.emplace_back("PGDATABASE", "postgres");
+  }
+  if (s3_server) {
+    vars.emplace_back("S3_ENDPOINT", s3_server->endpoint());
+    vars.emplace_back("S3_REGION", s3_server->region());
+    vars.emplace_back("S3_BUCKET", kS3Bucket);
+    vars.emplace_back("S3_ACCESS_KEY", s3_server->access_key());
+    vars.emplace_back("S3_SECRET_KEY", s3_server->secret_key());
   }
   std::string text;
   for (const auto& [k, v] : vars) text += k + "=" + v + "\n";
@@ -191,6 +212,7 @@ int main(int argc, char** argv) {
     }
   }
   if (!env_file.empty()) unlink(env_file.c_str());
+  s3_server.reset();
   postgres_server.reset();
   mariadb_server.reset();
   nats_cluster.reset();
