@@ -4,11 +4,14 @@
 #include <memory>
 
 #include "api/client_watch.h"
+#include "api/connections.h"
 #include "api/explorer_body.h"
 #include "core/logging.h"
 #include "explorer/browse.h"
 #include "explorer/console.h"
 #include "explorer/query_registry.h"
+#include "mcp/mcp_http.h"
+#include "mcp/mcp_tools.h"
 #include "store/secrets_store.h"
 
 namespace dbs::api {
@@ -33,7 +36,16 @@ int64_t NowMs() {
 struct ExplorerState {
   ExplorerRouteDeps deps;
   QueryRegistry registry;
+  std::unique_ptr<mcp::McpHttpEndpoint> mcp;
 };
+
+// Writes an MCP endpoint's answer into the response.
+Result<json> McpAnswer(ExplorerCall& c, const mcp::HttpAnswer& a) {
+  c.res.status = a.status;
+  for (const auto& [k, v] : a.headers) c.res.set_header(k, v);
+  if (!a.content_type.empty()) c.res.set_content(a.body, a.content_type.c_str());
+  return json(nullptr);
+}
 
 // The id of the API key of the request ("" when it cannot be told: the metrics token).
 std::string KeyId(const ExplorerState& st, const httplib::Request& req) {
@@ -422,6 +434,24 @@ void RegisterExplorerRoutes(const std::string& v1, const AddExplorerRoute& add,
                             ExplorerRouteDeps deps) {
   auto st = std::make_shared<ExplorerState>();
   st->deps = std::move(deps);
+  {
+    mcp::ToolDeps td;
+    td.connection = st->deps.connection;
+    td.config = st->deps.config;
+    td.browse = [](const ConnectionConfig& c, const std::string& kind, const std::string& schema) {
+      return Browse(c, kind, schema);
+    };
+    td.describe = [](const ConnectionConfig& c, const std::string& schema,
+                     const std::string& table) { return DescribeTable(c, schema, table); };
+    td.run_status = st->deps.run_status;
+    td.recent_logs = st->deps.recent_logs;
+    td.temp_root = st->deps.temp_root;
+    const std::string version = st->deps.version;
+    st->mcp = std::make_unique<mcp::McpHttpEndpoint>([td, version] {
+      return std::make_unique<mcp::McpServer>("dbstreams", version, mcp::kInstructions,
+                                              mcp::MakeTools(td));
+    });
+  }
   const std::string e = v1 + "/explorer";
   // Each handler maps the engine's errors onto the explorer's statuses (explorer_body.h).
   auto route = [&](const std::string& method, const std::string& path,
@@ -448,6 +478,23 @@ void RegisterExplorerRoutes(const std::string& v1, const AddExplorerRoute& add,
   route("POST", e + "/table/ddl", TableDdl, 200);
   route("POST", e + "/table/profile", TableProfile, 200);
   route("POST", e + "/er", Er, 200);
+  // MCP over Streamable HTTP (src/mcp/mcp_http.h): behind the API key like every route.
+  add(
+      "POST", "/mcp",
+      [st](ExplorerCall& c) -> Result<json> {
+        return McpAnswer(c, st->mcp->Post(c.body, c.req.get_header_value("Mcp-Session-Id"),
+                                          c.req.get_header_value("MCP-Protocol-Version")));
+      },
+      200);
+  add(
+      "GET", "/mcp", [st](ExplorerCall& c) -> Result<json> { return McpAnswer(c, st->mcp->Get()); },
+      405);
+  add(
+      "DELETE", "/mcp",
+      [st](ExplorerCall& c) -> Result<json> {
+        return McpAnswer(c, st->mcp->Delete(c.req.get_header_value("Mcp-Session-Id")));
+      },
+      204);
 }
 
 }  // namespace dbs::api
