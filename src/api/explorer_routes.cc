@@ -1,6 +1,8 @@
 #include "api/explorer_routes.h"
 
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "api/client_watch.h"
@@ -9,6 +11,7 @@
 #include "core/logging.h"
 #include "explorer/browse.h"
 #include "explorer/console.h"
+#include "explorer/export.h"
 #include "explorer/query_registry.h"
 #include "mcp/mcp_http.h"
 #include "mcp/mcp_tools.h"
@@ -257,6 +260,151 @@ Result<json> ExplainConsole(ExplorerState& st, ExplorerCall& c) {
               {"elapsedMs", NowMs() - t0}};
 }
 
+// A download in progress: the session, the page being written, what was written.
+struct Download {
+  std::shared_ptr<ExplorerState> st;
+  std::shared_ptr<QuerySession> session;
+  ConsoleRequest request;
+  std::string key_id;
+  int64_t started_ms = 0;
+  explorer::ConsolePage page;
+  std::vector<explorer::ConsoleColumn> columns;
+  int64_t rows = 0;
+  bool header = false;
+  Status status;
+  std::unique_ptr<ScratchDir> scratch;  // Parquet: the file being sent
+  std::FILE* file = nullptr;
+  ~Download() {
+    if (file != nullptr) std::fclose(file);
+  }
+  bool Capped() const { return request.max_rows > 0 && rows >= request.max_rows; }
+  // The rows of the current page as CSV or JSONL (at most up to the cap).
+  std::string Render() {
+    std::string out;
+    if (!header && request.format == "csv") out += explorer::CsvHeader(columns);
+    header = true;
+    for (const auto& row : page.rows) {
+      if (Capped()) break;
+      out += request.format == "csv" ? explorer::CsvRow(row) : explorer::JsonlRow(columns, row);
+      ++rows;
+    }
+    return out;
+  }
+  // The next page; false at the end (or on an error, kept in `status`).
+  bool Next() {
+    if (!page.has_more || Capped()) return false;
+    auto p = session->Fetch(1000);
+    if (!p.ok()) {
+      status = p.status();
+      return false;
+    }
+    page = std::move(*p);
+    return true;
+  }
+  void Finish() {
+    st->registry.Remove(request.query_id);
+    Status closed = session->Close();
+    if (status.ok() && !closed.ok()) status = closed;
+    RecordHistory(*st, key_id, request, "download", started_ms, rows, status);
+  }
+};
+
+// Writes every row to a JSON Lines file, then converts it to Parquet with DuckDB.
+Status WriteParquet(Download& d) {
+  d.scratch = std::make_unique<ScratchDir>(d.st->deps.temp_root, "download");
+  std::error_code ec;
+  std::filesystem::create_directories(d.scratch->path(), ec);
+  if (ec) return Status::IoError("cannot create " + d.scratch->path() + ": " + ec.message());
+  const std::string jsonl = d.scratch->path() + "/rows.jsonl";
+  const std::string parquet = d.scratch->path() + "/result.parquet";
+  {
+    std::FILE* f = std::fopen(jsonl.c_str(), "wb");
+    if (f == nullptr) return Status::IoError("cannot write " + jsonl);
+    bool more = true;
+    while (more) {
+      for (const auto& row : d.page.rows) {
+        if (d.Capped()) break;
+        const std::string line = explorer::JsonlRow(d.columns, row);
+        std::fwrite(line.data(), 1, line.size(), f);
+        ++d.rows;
+      }
+      more = d.Next();
+    }
+    std::fclose(f);
+    DBS_RETURN_IF_ERROR(d.status);
+  }
+  DBS_RETURN_IF_ERROR(explorer::JsonlToParquet(jsonl, parquet, d.columns, d.scratch->path()));
+  std::filesystem::remove(jsonl, ec);
+  d.file = std::fopen(parquet.c_str(), "rb");
+  if (d.file == nullptr) return Status::IoError("cannot read " + parquet);
+  return Status::Ok();
+}
+
+Result<json> DownloadConsole(const std::shared_ptr<ExplorerState>& sp, ExplorerCall& c) {
+  ExplorerState& st = *sp;
+  DBS_ASSIGN_OR_RETURN(ConsoleRequest r, ParseConsole(st, c.body, false, true));
+  auto d = std::make_shared<Download>();
+  d->st = sp;
+  d->key_id = KeyId(st, c.req);
+  d->started_ms = NowMs();
+  d->request = r;
+  LogWrite(d->key_id, r, "download");
+  // The client check works while the first page and (Parquet) the file are made; once rows
+  // stream, a closed client fails the next write.
+  auto watch = std::make_shared<ClientWatch>(c.req);
+  auto session = StartSession(st, r, d->key_id, watch);
+  if (!session.ok()) {
+    RecordHistory(st, d->key_id, r, "download", d->started_ms, 0, session.status());
+    return session.status();
+  }
+  d->session = *session;
+  auto first = d->session->Execute(r.sql, 1000);
+  if (!first.ok()) {
+    d->status = first.status();
+    d->Finish();
+    return first.status();
+  }
+  d->page = std::move(*first);
+  d->columns = d->page.columns;
+  if (r.format == "parquet") {
+    Status w = WriteParquet(*d);
+    if (!w.ok()) {
+      if (d->status.ok()) d->status = w;
+      d->Finish();
+      return w;
+    }
+  }
+  const char* type = r.format == "csv"     ? "text/csv; charset=utf-8"
+                     : r.format == "jsonl" ? "application/x-ndjson"
+                                           : "application/vnd.apache.parquet";
+  c.res.set_header("Content-Disposition", "attachment; filename=\"result." + r.format + "\"");
+  c.res.set_header("X-Query-Id", r.query_id);
+  c.res.set_chunked_content_provider(
+      type,
+      [d](size_t, httplib::DataSink& sink) {
+        if (d->file != nullptr) {
+          char buf[64 * 1024];
+          const size_t n = std::fread(buf, 1, sizeof buf, d->file);
+          if (n > 0) return sink.write(buf, n);
+          sink.done();
+          return true;
+        }
+        std::string chunk = d->Render();
+        if (!chunk.empty() && !sink.write(chunk.data(), chunk.size())) {
+          d->status = Status::Cancelled("the client closed the download");
+          return false;
+        }
+        if (!d->Next()) {
+          // An error after the first rows can only end the stream early: the rows already
+          // sent stand, the history records the error.
+          sink.done();
+        }
+        return true;
+      },
+      [d](bool) { d->Finish(); });
+  return json(nullptr);
+}
+
 Result<json> History(ExplorerState& st, ExplorerCall& c) {
   store::QueryHistoryFilter f;
   f.api_key_id = KeyId(st, c.req);
@@ -461,6 +609,9 @@ void RegisterExplorerRoutes(const std::string& v1, const AddExplorerRoute& add,
   };
   route("POST", e + "/console", RunConsole, 200);
   route("POST", e + "/console/explain", ExplainConsole, 200);
+  add(
+      "POST", e + "/console/download",
+      [st](ExplorerCall& c) { return Respond(c, DownloadConsole(st, c)); }, 200);
   route("GET", e + "/queries", Queries, 200);
   route("POST", e + "/queries/{id}/next", NextPage, 200);
   add(
