@@ -8,10 +8,12 @@
 #include "api/client_watch.h"
 #include "api/connections.h"
 #include "api/explorer_body.h"
+#include "core/config.h"
 #include "core/logging.h"
 #include "explorer/browse.h"
 #include "explorer/console.h"
 #include "explorer/export.h"
+#include "explorer/files.h"
 #include "explorer/query_registry.h"
 #include "mcp/mcp_http.h"
 #include "mcp/mcp_tools.h"
@@ -40,6 +42,7 @@ struct ExplorerState {
   ExplorerRouteDeps deps;
   QueryRegistry registry;
   std::unique_ptr<mcp::McpHttpEndpoint> mcp;
+  std::vector<std::string> file_roots;  // DBS_FILE_ROOTS (files.h)
 };
 
 // Writes an MCP endpoint's answer into the response.
@@ -405,6 +408,90 @@ Result<json> DownloadConsole(const std::shared_ptr<ExplorerState>& sp, ExplorerC
   return json(nullptr);
 }
 
+// --- files (local folders; files.h) --------------------------------------------------------
+
+json FederatedJson(const federated::FederatedResult& r) {
+  json cols = json::array();
+  for (const auto& c : r.columns) cols.push_back({{"name", c.name}, {"type", c.type}});
+  return json{
+      {"columns", cols}, {"rows", r.rows}, {"truncated", r.truncated}, {"elapsedMs", r.elapsed_ms}};
+}
+
+Status NeedRoots(const ExplorerState& st) {
+  if (!st.file_roots.empty()) return Status::Ok();
+  return Status::FailedPrecondition(
+      "no file roots are configured: start the server with DBS_FILE_ROOTS=/folder[:/other]");
+}
+
+Result<json> FileRootsRoute(ExplorerState& st, ExplorerCall&) {
+  return json{{"roots", st.file_roots}};
+}
+
+Result<json> FileList(ExplorerState& st, ExplorerCall& c) {
+  BodyReader b(c.body, {"root", "path"});
+  DBS_RETURN_IF_ERROR(b.status());
+  DBS_RETURN_IF_ERROR(NeedRoots(st));
+  DBS_ASSIGN_OR_RETURN(std::string root, b.String("root", true, 4096));
+  DBS_ASSIGN_OR_RETURN(std::string path, b.String("path", false, 4096));
+  return explorer::ListFolder(st.file_roots, root, path, 10000);
+}
+
+Result<json> FileSampleRoute(ExplorerState& st, ExplorerCall& c) {
+  BodyReader b(c.body, {"root", "path", "rows", "timeoutMs"});
+  DBS_RETURN_IF_ERROR(b.status());
+  DBS_RETURN_IF_ERROR(NeedRoots(st));
+  DBS_ASSIGN_OR_RETURN(std::string root, b.String("root", true, 4096));
+  DBS_ASSIGN_OR_RETURN(std::string path, b.String("path", true, 4096));
+  DBS_ASSIGN_OR_RETURN(int64_t rows, b.Int("rows", 100, 0, 1000));
+  federated::FederatedOptions o;
+  DBS_ASSIGN_OR_RETURN(o.timeout_ms, b.Int("timeoutMs", 60000, 1, 3600000));
+  DBS_ASSIGN_OR_RETURN(std::string file, explorer::ResolveFile(st.file_roots, root, path));
+  ScratchDir tmp(st.deps.temp_root, "files");
+  o.temp_dir = tmp.path();
+  DBS_ASSIGN_OR_RETURN(federated::FederatedResult r,
+                       explorer::FileSample(st.file_roots, file, rows, o));
+  json out = FederatedJson(r);
+  out["file"] = file;
+  return out;
+}
+
+Result<json> FileQuery(ExplorerState& st, ExplorerCall& c) {
+  BodyReader b(c.body, {"sql", "sources", "maxRows", "timeoutMs"});
+  DBS_RETURN_IF_ERROR(b.status());
+  DBS_RETURN_IF_ERROR(NeedRoots(st));
+  DBS_ASSIGN_OR_RETURN(std::string sql, b.String("sql", true, kMaxSqlBytes));
+  federated::FederatedOptions o;
+  DBS_ASSIGN_OR_RETURN(o.max_rows, b.Int("maxRows", 1000, 1, 100000));
+  DBS_ASSIGN_OR_RETURN(o.timeout_ms, b.Int("timeoutMs", 60000, 1, 3600000));
+  o.allowed_directories = st.file_roots;
+  o.memory_limit = st.deps.memory_limit;
+  std::vector<federated::FederatedSource> sources;
+  if (b.Has("sources")) {
+    const json& s = b.Get("sources");
+    if (!s.is_array() || s.size() > 16) {
+      return Status::InvalidArgument(
+          "sources must be an array of at most 16 {alias, connectionId}");
+    }
+    for (size_t i = 0; i < s.size(); ++i) {
+      const std::string at = "sources[" + std::to_string(i) + "]";
+      if (!s[i].is_object() || !s[i].contains("alias") || !s[i]["alias"].is_string() ||
+          !s[i].contains("connectionId") || !s[i]["connectionId"].is_string() || s[i].size() != 2) {
+        return Status::InvalidArgument(at + " must be {\"alias\", \"connectionId\"}");
+      }
+      Status a = federated::ValidateAlias(s[i]["alias"]);
+      if (!a.ok()) return Status::InvalidArgument(at + ".alias " + a.message());
+      auto conn = st.deps.connection(s[i]["connectionId"]);
+      if (!conn.ok()) return Status::InvalidArgument(at + ".connectionId does not exist");
+      sources.push_back({s[i]["alias"], std::move(*conn)});
+    }
+  }
+  ScratchDir tmp(st.deps.temp_root, "files");
+  o.temp_dir = tmp.path();
+  auto r = federated::Run(sources, sql, o);
+  if (!r.ok()) return Upstream(r.status());
+  return FederatedJson(*r);
+}
+
 Result<json> History(ExplorerState& st, ExplorerCall& c) {
   store::QueryHistoryFilter f;
   f.api_key_id = KeyId(st, c.req);
@@ -582,6 +669,7 @@ void RegisterExplorerRoutes(const std::string& v1, const AddExplorerRoute& add,
                             ExplorerRouteDeps deps) {
   auto st = std::make_shared<ExplorerState>();
   st->deps = std::move(deps);
+  st->file_roots = explorer::FileRoots(SystemEnv("DBS_FILE_ROOTS").value_or(""));
   {
     mcp::ToolDeps td;
     td.connection = st->deps.connection;
@@ -594,6 +682,7 @@ void RegisterExplorerRoutes(const std::string& v1, const AddExplorerRoute& add,
     td.run_status = st->deps.run_status;
     td.recent_logs = st->deps.recent_logs;
     td.temp_root = st->deps.temp_root;
+    td.file_roots = st->file_roots;
     const std::string version = st->deps.version;
     st->mcp = std::make_unique<mcp::McpHttpEndpoint>([td, version] {
       return std::make_unique<mcp::McpServer>("dbstreams", version, mcp::kInstructions,
@@ -629,6 +718,10 @@ void RegisterExplorerRoutes(const std::string& v1, const AddExplorerRoute& add,
   route("POST", e + "/table/ddl", TableDdl, 200);
   route("POST", e + "/table/profile", TableProfile, 200);
   route("POST", e + "/er", Er, 200);
+  route("GET", e + "/files/roots", FileRootsRoute, 200);
+  route("POST", e + "/files/list", FileList, 200);
+  route("POST", e + "/files/sample", FileSampleRoute, 200);
+  route("POST", e + "/files/query", FileQuery, 200);
   // MCP over Streamable HTTP (src/mcp/mcp_http.h): behind the API key like every route.
   add(
       "POST", "/mcp",
