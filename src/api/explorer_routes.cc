@@ -489,7 +489,10 @@ Result<json> FileQuery(ExplorerState& st, ExplorerCall& c) {
   o.temp_dir = tmp.path();
   auto r = federated::Run(sources, sql, o);
   if (!r.ok()) return Upstream(r.status());
-  return FederatedJson(*r);
+  json out = FederatedJson(*r);
+  out["aliases"] = json::array();
+  for (const auto& s : sources) out["aliases"].push_back(s.alias);
+  return out;
 }
 
 Result<json> History(ExplorerState& st, ExplorerCall& c) {
