@@ -4,6 +4,7 @@
 #include <libpq-fe.h>
 #include <mysql.h>
 
+#include <atomic>
 #include <memory>
 #include <string_view>
 
@@ -19,6 +20,28 @@ Result<std::unique_ptr<QuerySession>> OpenPostgresSession(const ConnectionConfig
                                                           bool read_only, int64_t timeout_ms);
 Result<std::unique_ptr<QuerySession>> OpenMysqlSession(const ConnectionConfig& config,
                                                        bool read_only, int64_t timeout_ms);
+
+// Why a session's statement was interrupted: set once by Cancel() (the first reason wins), read
+// when the database reports the interruption.
+class CancelReason {
+ public:
+  void Set(bool timeout) {
+    Kind none = Kind::kNone;
+    kind_.compare_exchange_strong(none, timeout ? Kind::kTimeout : Kind::kCancelled);
+  }
+  // The database's "interrupted" error `s` as Cancelled (a request to cancel) or Timeout.
+  Status Interrupted(const Status& s) const {
+    if (kind_.load() == Kind::kCancelled) {
+      return Status::Cancelled("the statement was cancelled (on the server: " + s.message() + ")");
+    }
+    return Status::Timeout("the statement ran over its timeout (on the server: " + s.message() +
+                           ")");
+  }
+
+ private:
+  enum class Kind { kNone, kCancelled, kTimeout };
+  std::atomic<Kind> kind_{Kind::kNone};
+};
 
 // A refusal by the database's read-only transaction becomes PermissionDenied saying how to
 // write; any other error is returned as it is.

@@ -264,12 +264,7 @@ class MysqlSession : public QuerySession {
   }
 
   void Cancel(bool timeout) override {
-    {
-      std::lock_guard<std::mutex> l(cancel_mu_);
-      if (reason_.load() == Reason::kNone) {
-        reason_ = timeout ? Reason::kTimeout : Reason::kCancelled;
-      }
-    }
+    reason_.Set(timeout);
     Kill();
   }
 
@@ -295,7 +290,6 @@ class MysqlSession : public QuerySession {
 
  private:
   enum class Mode { kIdle, kStreaming, kDone };
-  enum class Reason { kNone, kCancelled, kTimeout };
 
   // KILL QUERY from a second connection: the statement stops, the connection stays.
   void Kill() {
@@ -324,14 +318,7 @@ class MysqlSession : public QuerySession {
   Status Classify(const Status& s, unsigned code = 0) {
     // 1317: query execution was interrupted (KILL QUERY); 3024/1969: a server-side timeout.
     const bool interrupted = code == 1317 || s.message().find("error 1317") != std::string::npos;
-    if (interrupted || code == 3024 || code == 1969) {
-      if (reason_.load() == Reason::kCancelled) {
-        return Status::Cancelled("the statement was cancelled (on the server: " + s.message() +
-                                 ")");
-      }
-      return Status::Timeout("the statement ran over its timeout (on the server: " + s.message() +
-                             ")");
-    }
+    if (interrupted || code == 3024 || code == 1969) return reason_.Interrupted(s);
     // 1792: cannot execute statement in a READ ONLY transaction.
     const bool ro = code == 1792 || s.message().find("error 1792") != std::string::npos;
     return ClassifyReadOnly(ro, s);
@@ -363,8 +350,7 @@ class MysqlSession : public QuerySession {
   const ConnectionConfig config_;
   const bool read_only_;
   int64_t thread_id_ = 0;
-  std::mutex cancel_mu_;
-  std::atomic<Reason> reason_{Reason::kNone};
+  CancelReason reason_;
   Mode mode_ = Mode::kIdle;
   bool closed_ = false;
   bool rollback_ = false;

@@ -185,10 +185,8 @@ class PgSession : public QuerySession {
   }
 
   void Cancel(bool timeout) override {
+    reason_.Set(timeout);
     std::lock_guard<std::mutex> l(cancel_mu_);
-    if (reason_.load() == Reason::kNone) {
-      reason_ = timeout ? Reason::kTimeout : Reason::kCancelled;
-    }
     if (cancel_ == nullptr) return;
     char err[256];
     (void)PQcancel(cancel_, err, sizeof err);
@@ -221,7 +219,6 @@ class PgSession : public QuerySession {
 
  private:
   enum class Mode { kIdle, kCursor, kStreaming, kDone };
-  enum class Reason { kNone, kCancelled, kTimeout };
 
   // Read-only: BEGIN TRANSACTION READ ONLY and a first query, which takes the snapshot so that
   // SET TRANSACTION READ WRITE is refused from then on. Writing: a transaction only when
@@ -372,14 +369,7 @@ class PgSession : public QuerySession {
   Status Failed(const PGresult* r, std::string_view context) {
     const std::string state(pg::SqlState(r));
     Status s = pg::ErrorStatus(conn_.get(), r, context);
-    if (state == "57014") {
-      if (reason_.load() == Reason::kCancelled) {
-        return Status::Cancelled("the statement was cancelled (on the server: " + s.message() +
-                                 ")");
-      }
-      return Status::Timeout("the statement ran over its timeout (on the server: " + s.message() +
-                             ")");
-    }
+    if (state == "57014") return reason_.Interrupted(s);
     return ClassifyReadOnly(state == "25006", s);
   }
 
@@ -387,7 +377,7 @@ class PgSession : public QuerySession {
   const bool read_only_;
   PGcancel* cancel_ = nullptr;
   std::mutex cancel_mu_;
-  std::atomic<Reason> reason_{Reason::kNone};
+  CancelReason reason_;
   int64_t pid_ = 0;
   Mode mode_ = Mode::kIdle;
   bool closed_ = false;

@@ -337,21 +337,21 @@ TEST_F(Browse, FilesInTheConfiguredFolders) {
     ASSERT_TRUE(d && d->status == 200);
     std::ofstream(root + "/data/owners.parquet", std::ios::binary) << d->body;
   }
+  // PostgreSQL, MariaDB, a CSV, JSON Lines and Parquet files in one SELECT.
   const std::string sql =
-      "SELECT a.owner, s.score, e.kind, o.owner AS from_parquet FROM pg1.public.accounts a "
-      "JOIN read_csv('" +
-      root +
-      "/data/scores.csv') s ON s.id = a.id "
-      "LEFT JOIN read_json('" +
-      root +
-      "/data/*.jsonl') e ON e.id = a.id "
-      "JOIN read_parquet('" +
-      root + "/data/*.parquet') o ON o.id = a.id ORDER BY a.id";
+      "SELECT a.owner, m.balance, s.score, e.kind, o.owner AS from_parquet FROM "
+      "pg1.public.accounts a JOIN my1.explorer_db.accounts m ON m.id = a.id JOIN read_csv('" +
+      root + "/data/scores.csv') s ON s.id = a.id LEFT JOIN read_json('" + root +
+      "/data/*.jsonl') e ON e.id = a.id JOIN read_parquet('" + root +
+      "/data/*.parquet') o ON o.id = a.id ORDER BY a.id";
   r = env().Post("/api/v1/explorer/files/query",
-                 {{"sql", sql}, {"sources", {{{"alias", "pg1"}, {"connectionId", env().pg_id}}}}});
+                 {{"sql", sql},
+                  {"sources",
+                   {{{"alias", "pg1"}, {"connectionId", env().pg_id}},
+                    {{"alias", "my1"}, {"connectionId", env().my_id}}}}});
   ASSERT_EQ(r.first, 200) << r.second.dump();
-  EXPECT_EQ(r.second["rows"], json::parse(R"j([["Ada", 9.5, "login", "Ada"],
-      ["Grace", 7.25, null, "Grace"], ["Linus", 8.0, "logout", "Linus"]])j"));
+  EXPECT_EQ(r.second["rows"], json::parse(R"j([["Ada", 100, 9.5, "login", "Ada"],
+      ["Grace", 200, 7.25, null, "Grace"], ["Linus", null, 8.0, "logout", "Linus"]])j"));
   // Nothing outside the roots.
   r = env().Post("/api/v1/explorer/files/query",
                  {{"sql", "SELECT * FROM read_csv('/etc/passwd')"}});
