@@ -654,9 +654,37 @@ Result<json> TableProfile(ExplorerState& st, ExplorerCall& c) {
   return *p;
 }
 
+// An ER diagram of the files of a folder: a node per readable file, its columns as DuckDB reads
+// them; files have no keys, so no edges.
+Result<json> FileEr(ExplorerState& st, const BodyReader& b) {
+  DBS_RETURN_IF_ERROR(NeedRoots(st));
+  DBS_ASSIGN_OR_RETURN(std::string root, b.String("root", true, 4096));
+  DBS_ASSIGN_OR_RETURN(std::string path, b.String("path", false, 4096));
+  DBS_ASSIGN_OR_RETURN(json list, explorer::ListFolder(st.file_roots, root, path, 500));
+  json nodes = json::array();
+  ScratchDir tmp(st.deps.temp_root, "er");
+  federated::FederatedOptions o;
+  o.temp_dir = tmp.path();
+  for (const json& e : list["entries"]) {
+    if (e["kind"] != "file" || nodes.size() >= 100) continue;
+    auto file = explorer::ResolveFile(st.file_roots, root, e["path"].get<std::string>());
+    if (!file.ok() || !explorer::FileReader(*file).ok()) continue;
+    auto sample = explorer::FileSample(st.file_roots, *file, 0, o);
+    if (!sample.ok()) continue;  // a file DuckDB cannot read is left out
+    json cols = json::array();
+    for (const auto& col : sample->columns) {
+      cols.push_back(
+          {{"name", col.name}, {"type", col.type}, {"nullable", true}, {"primaryKey", false}});
+    }
+    nodes.push_back({{"id", e["path"]}, {"schema", path}, {"name", e["name"]}, {"columns", cols}});
+  }
+  return json{{"schema", path}, {"nodes", nodes}, {"edges", json::array()}};
+}
+
 Result<json> Er(ExplorerState& st, ExplorerCall& c) {
-  BodyReader b(c.body, {"connectionId", "schema"});
+  BodyReader b(c.body, {"connectionId", "schema", "root", "path"});
   DBS_RETURN_IF_ERROR(b.status());
+  if (b.Has("root")) return FileEr(st, b);
   DBS_ASSIGN_OR_RETURN(std::string id, b.String("connectionId", true, 64));
   DBS_ASSIGN_OR_RETURN(std::string schema, b.String("schema", false, 1024));
   auto conn = st.deps.connection(id);

@@ -352,6 +352,20 @@ TEST_F(Browse, FilesInTheConfiguredFolders) {
   ASSERT_EQ(r.first, 200) << r.second.dump();
   EXPECT_EQ(r.second["rows"], json::parse(R"j([["Ada", 100, 9.5, "login", "Ada"],
       ["Grace", 200, 7.25, null, "Grace"], ["Linus", null, 8.0, "logout", "Linus"]])j"));
+  // An ER diagram of a folder's files: nodes with columns, no edges.
+  r = env().Post("/api/v1/explorer/er", {{"root", root}, {"path", "data"}});
+  ASSERT_EQ(r.first, 200) << r.second.dump();
+  EXPECT_EQ(r.second["edges"], json::array());
+  bool scores = false;
+  for (const auto& n : r.second["nodes"]) {
+    if (n["name"] == "scores.csv") {
+      scores = true;
+      EXPECT_EQ(n["columns"][1]["name"], "score");
+      EXPECT_EQ(n["columns"][1]["type"], "DOUBLE");
+    }
+  }
+  EXPECT_TRUE(scores) << r.second.dump();
+  EXPECT_EQ(r.second["nodes"].size(), 3u) << r.second.dump();  // csv, jsonl, parquet
   // Nothing outside the roots.
   r = env().Post("/api/v1/explorer/files/query",
                  {{"sql", "SELECT * FROM read_csv('/etc/passwd')"}});
