@@ -61,16 +61,19 @@ std::string TrimStatement(std::string_view sql) {
   return std::string(sql.substr(b, e - b));
 }
 
-bool HasSeveralStatements(std::string_view s) {
+namespace {
+
+// One reading of `s`: `backslash` says whether a backslash escapes inside '...' (MySQL) or not
+// (PostgreSQL's standard strings).
+bool SeveralStatements(std::string_view s, bool backslash) {
   size_t i = 0;
   while (i < s.size()) {
     const char c = s[i];
     if (c == '\'' || c == '"' || c == '`') {
-      // A quoted string or identifier; a doubled quote stays inside, a backslash escapes in
-      // MySQL strings (reading it as an escape everywhere only makes the check stricter).
+      // A quoted string or identifier; a doubled quote stays inside.
       ++i;
       while (i < s.size()) {
-        if (c == '\'' && s[i] == '\\') {
+        if (backslash && c == '\'' && s[i] == '\\') {
           i += 2;
           continue;
         }
@@ -115,6 +118,14 @@ bool HasSeveralStatements(std::string_view s) {
     }
   }
   return false;
+}
+
+}  // namespace
+
+bool HasSeveralStatements(std::string_view s) {
+  // Both engines' readings of a backslash in a string: several statements under either is
+  // several statements.
+  return SeveralStatements(s, true) || SeveralStatements(s, false);
 }
 
 Status CheckSelectOnly(std::string_view sql) {

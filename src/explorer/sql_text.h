@@ -25,7 +25,8 @@ bool IsSelectLike(std::string_view sql);
 std::string TrimStatement(std::string_view sql);
 
 // True when `sql` holds more than one statement: a ';' outside quotes, quoted identifiers,
-// dollar quotes and comments followed by anything but blanks, comments or more ';'.
+// dollar quotes and comments followed by anything but blanks, comments or more ';', whether a
+// backslash escapes a quote (MySQL) or not (PostgreSQL): either reading finding two counts.
 bool HasSeveralStatements(std::string_view sql);
 
 // The MCP server's statement check, on top of the read-only transaction: one statement whose

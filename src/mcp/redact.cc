@@ -35,9 +35,10 @@ std::string RedactText(const std::string& in) {
   static const std::regex bearer(R"(\b(Bearer)\s+[A-Za-z0-9._~+/=-]+)", std::regex::icase);
   static const std::regex api_key(R"(\bdbs_[0-9a-f]{16,}\b)");
   static const std::regex aws_key(R"(\b(AKIA|ASIA)[0-9A-Z]{16}\b)");
-  std::string s = std::regex_replace(in, url_password, std::string("$1") + kRedacted + "@");
+  // Bearer first: "Authorization: Bearer <token>" would otherwise lose only the word Bearer.
+  std::string s = std::regex_replace(in, bearer, std::string("$1 ") + kRedacted);
+  s = std::regex_replace(s, url_password, std::string("$1") + kRedacted + "@");
   s = std::regex_replace(s, pairs, std::string("$1") + kRedacted);
-  s = std::regex_replace(s, bearer, std::string("$1 ") + kRedacted);
   s = std::regex_replace(s, api_key, kRedacted);
   s = std::regex_replace(s, aws_key, kRedacted);
   return s;
