@@ -84,6 +84,12 @@ if [ ! -f tools/s3rver/node_modules/.package-lock.json ] || [ tools/s3rver/packa
   echo "setup: npm ci in tools/s3rver (the tests' S3 server)"
   (cd tools/s3rver && npm ci --silent --no-audit --no-fund --loglevel=error)
 fi
+# The MCP server's tests use the official TypeScript SDK client (pinned by
+# tests/mcp/package-lock.json).
+if [ ! -f tests/mcp/node_modules/.package-lock.json ] || [ tests/mcp/package-lock.json -nt tests/mcp/node_modules/.package-lock.json ]; then
+  echo "setup: npm ci in tests/mcp/"
+  (cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error)
+fi
 
 # Web UI (ui/): Debian's Chromium for the browser tests (never a downloaded browser build), and
 # the pinned npm packages from ui/package-lock.json when they are missing or out of date.
