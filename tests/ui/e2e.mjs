@@ -113,6 +113,24 @@ async function shot(page, name) {
   log('screenshot', `${name}.png`)
 }
 
+// Accessibility: axe-core (pinned in ui/package.json) on the page as it is now. Serious and
+// critical violations are collected with the screen's name; the run fails on any at the end,
+// after every screen was checked, so that one run lists them all.
+const axeSource = fs.readFileSync(createRequire(`${root}/ui/package.json`).resolve('axe-core/axe.min.js'), 'utf8')
+const axeProblems = []
+const axeScreens = []
+async function axe(page, screen) {
+  if (!(await page.evaluate(() => !!window.axe))) await page.addScriptTag({ content: axeSource })
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }))
+  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+  for (const v of bad) {
+    axeProblems.push(`${screen}: ${v.id} (${v.impact}) ${v.help}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}` +
+      ` — ${v.nodes[0]?.failureSummary?.split('\n').slice(1, 2).join('').trim() ?? ''}`)
+  }
+  axeScreens.push(screen)
+  log(`axe: ${screen}: ${bad.length} serious or critical, ${result.violations.length - bad.length} minor or moderate`)
+}
+
 async function pickOption(page, selectSel, text) {
   await page.click(selectSel)
   await page.locator('.n-base-select-option', { hasText: text }).first().click()
