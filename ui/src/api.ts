@@ -174,3 +174,14 @@ export interface LogRecord { ts?: string | number; level?: string; msg?: string;
 
 export const ACTIVE: RunState[] = ['starting', 'running', 'paused', 'stopping']
 export const isActive = (r: Run | null | undefined) => !!r && ACTIVE.includes(r.state)
+
+// Every item of a paged list route (`limit` at most 500 per page), up to `max` items.
+export async function getAll<T>(path: string, max = 5000): Promise<T[]> {
+  const out: T[] = []
+  const sep = path.includes('?') ? '&' : '?'
+  for (;;) {
+    const page = await get<{ items: T[]; total: number }>(`${path}${sep}limit=500&offset=${out.length}`)
+    out.push(...page.items)
+    if (!page.items.length || out.length >= page.total || out.length >= max) return out
+  }
+}
