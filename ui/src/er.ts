@@ -13,8 +13,11 @@ export interface ErEdge { id: string; source: string; target: string; label: str
 const MAX_COLUMNS = 30  // longer tables show the first ones and a count of the rest
 
 export function nodeLabel(t: ErTable): string {
+  // PK / FK marks in plain text: the label is drawn on a canvas, where emoji fonts may be missing.
   const pk = new Set(t.primaryKey)
-  const lines = t.columns.slice(0, MAX_COLUMNS).map((c) => `${pk.has(c.name) ? '🔑' : '  '} ${c.name}  ${(c.sourceType ?? c.type).toLowerCase()}`)
+  const fk = new Set(t.foreignKeys.flatMap((f) => f.columns))
+  const mark = (c: string) => (pk.has(c) ? 'PK' : fk.has(c) ? 'FK' : '  ')
+  const lines = t.columns.slice(0, MAX_COLUMNS).map((c) => `${mark(c.name)} ${c.name}  ${(c.sourceType ?? c.type).toLowerCase()}`)
   if (t.columns.length > MAX_COLUMNS) lines.push(`   … ${t.columns.length - MAX_COLUMNS} more`)
   return [t.name, '─'.repeat(Math.min(32, Math.max(8, t.name.length))), ...lines].join('\n')
 }

@@ -75,7 +75,8 @@ describe('ER graph', () => {
       { schema: 's', name: 'customers', columns: [{ name: 'id', type: 'int32' }], primaryKey: ['id'], foreignKeys: [] },
     ])
     expect(g.nodes.map((n) => n.id)).toEqual(['s.orders', 's.customers'])
-    expect(g.nodes[0].label).toContain('🔑 id')
+    expect(g.nodes[0].label).toContain('PK id')
+    expect(g.nodes[0].label).toContain('FK customer_id')
     expect(g.edges).toEqual([{ id: 's.orders:fk1', source: 's.orders', target: 's.customers', label: 'customer_id', from: ['customer_id'], to: ['id'] }])
     expect(g.external.map((e) => e.target)).toEqual(['other.y'])
   })
