@@ -77,6 +77,13 @@ if [ ! -x tools/openapi-lint/node_modules/.bin/redocly ]; then
   (cd tools/openapi-lint && npm ci --silent --no-audit --no-fund)
 fi
 
+# The MCP server's tests use the official TypeScript SDK client (pinned by
+# tests/mcp/package-lock.json).
+if [ ! -f tests/mcp/node_modules/.package-lock.json ] || [ tests/mcp/package-lock.json -nt tests/mcp/node_modules/.package-lock.json ]; then
+  echo "setup: npm ci in tests/mcp/"
+  (cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
 # Web UI (ui/): Debian's Chromium for the browser tests (never a downloaded browser build), and
 # the pinned npm packages from ui/package-lock.json when they are missing or out of date.
 if ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed"; then

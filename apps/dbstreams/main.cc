@@ -3,12 +3,14 @@
 //   dbstreams run       run one stream to completion (embedded NATS, reader and writers)
 //   dbstreams apikey    create|list|revoke API keys
 //   dbstreams verify    compare a stream's source and target by counts and checksums
+//   dbstreams mcp       the read-only MCP server for AI assistants (stdio transport)
 //   dbstreams version
 #include <signal.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <string>
 #include <string_view>
 
@@ -17,6 +19,7 @@
 #include "common/api_host.h"
 #include "core/config.h"
 #include "core/logging.h"
+#include "mcp/mcp_stdio.h"
 #include "run_command.h"
 #include "service/nats_log_sink.h"
 #include "service/service_agent.h"
@@ -33,6 +36,7 @@ int Usage() {
                "  run       run a stream (JSON file) to completion, with progress and checks\n"
                "  verify    compare a stream's source and target (counts and checksums)\n"
                "  apikey    create, list or revoke API keys\n"
+               "  mcp       the read-only MCP server for AI assistants, over stdio\n"
                "  nats-credentials reader|writer|api\n"
                "            the embedded NATS server's credentials of a role (for extra services)\n"
                "  version   print the version\n"
@@ -239,6 +243,27 @@ int ApiKey(int argc, const char* const* argv) {
   return 0;
 }
 
+// dbstreams mcp: the MCP stdio transport for a desktop AI client (src/mcp/mcp_stdio.h). The
+// tools run on the dbstreams server at --url, with an API key.
+int Mcp(int argc, const char* const* argv) {
+  std::vector<dbs::FlagSpec> specs = {
+      {"url", "DBS_API_URL", "http://127.0.0.1:8080", "the dbstreams server (dbstreams serve)"},
+      {"api-key", "DBS_API_KEY", "", "an API key (dbstreams apikey create)"},
+      {"help", "", "false", "show this help", true},
+  };
+  auto cfg = dbs::Config::Load(specs, argc, argv);
+  if (!cfg.ok()) return Fail(cfg.status());
+  if (*cfg->GetBool("help") || cfg->GetString("api-key").empty()) {
+    std::fprintf(stderr,
+                 "usage: dbstreams mcp [--url URL] --api-key KEY   (or DBS_API_URL, DBS_API_KEY)\n"
+                 "reads MCP messages on stdin, writes answers on stdout\n%s",
+                 dbs::Config::Usage(specs).c_str());
+    return 2;
+  }
+  return dbs::mcp::RunStdioBridge(cfg->GetString("url"), cfg->GetString("api-key"), std::cin,
+                                  std::cout, std::cerr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -253,5 +278,6 @@ int main(int argc, char** argv) {
   if (cmd == "nats-credentials") return NatsCredentials(argc - 1, argv + 1);
   if (cmd == "run") return dbs::cli::RunCommand(argc - 1, argv + 1, DefaultDataDir());
   if (cmd == "verify") return dbs::cli::VerifyCommand(argc - 1, argv + 1);
+  if (cmd == "mcp") return Mcp(argc - 1, argv + 1);
   return Usage();
 }

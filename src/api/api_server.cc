@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "api/connections.h"
+#include "api/explorer_routes.h"
 #include "api/federated_routes.h"
 #include "api/static_ui.h"
 #include "bus/protocol.h"
@@ -548,7 +549,7 @@ struct ApiServer::Impl {
     }
     Result<json> out = r.handler(ctx);
     if (!out.ok()) return SendStatus(res, out.status());
-    res.status = r.ok_status;
+    if (res.status < 0) res.status = r.ok_status;  // a handler may set its own
     if (!out->is_null()) {
       res.set_content(out->dump(-1, ' ', false, json::error_handler_t::replace),
                       "application/json");
@@ -771,6 +772,19 @@ struct ApiServer::Impl {
   void RegisterSystemRoutes(const std::string& v1);
   void RegisterApiKeyRoutes(const std::string& v1);
   void RegisterCompatibilityAliases(const std::string& v1);
+  ExplorerRouteDeps ExplorerDeps() {
+    ExplorerRouteDeps d;
+    d.connection = [this](const std::string& id) { return Connection(id); };
+    d.config = config;
+    d.run_status = [this](const std::string& id) { return orch->RunStatus(id); };
+    d.recent_logs = [this](const std::string& stream, size_t limit) {
+      LogFilter f;
+      f.stream = stream;
+      return logs.Recent(f, limit);
+    };
+    d.version = options.version;
+    return d;
+  }
   // The handler registered for `method path` (the aliases reuse them).
   const Route& RouteFor(const std::string& method, const std::string& path) const;
   std::string Metrics();
@@ -880,6 +894,18 @@ void ApiServer::Impl::RegisterRoutes() {
         Add(m, p, [h](Ctx& c) { return h(c.body); });
       },
       {[this](const std::string& id) { return Connection(id); }, "", "1GB"});
+  RegisterExplorerRoutes(
+      v1,
+      [this](const std::string& m, const std::string& p, ExplorerHandler h, int ok) {
+        Add(
+            m, p,
+            [h](Ctx& c) {
+              ExplorerCall x{c.req, c.res, c.params, c.body};
+              return h(x);
+            },
+            ok);
+      },
+      ExplorerDeps());
 }
 
 const Route& ApiServer::Impl::RouteFor(const std::string& method, const std::string& path) const {

@@ -113,6 +113,7 @@ bool IsStaticUiRequest(const httplib::Request& req) {
   const std::string& p = req.path;
   if (p == "/api" || StartsWith(p, "/api/")) return false;
   if (p == "/metrics" || StartsWith(p, "/metrics/")) return false;
+  if (p == "/mcp") return false;  // the MCP endpoint (explorer_routes.h): behind the key
   return true;
 }
 

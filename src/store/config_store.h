@@ -74,6 +74,26 @@ struct ApiKeyRecord {
   bool expired(int64_t now) const { return expires_at != 0 && expires_at <= now; }
 };
 
+// One statement run through the explorer's SQL console (query history, per API key).
+struct QueryHistoryRecord {
+  std::string id;
+  std::string api_key_id;     // the key that ran it
+  std::string connection_id;  // the saved connection it ran on
+  std::string kind;           // "run", "explain", "download"
+  std::string statement;      // as sent (at most 64 KiB kept)
+  bool read_only = true;
+  int64_t started_at = 0;  // unix milliseconds
+  int64_t duration_ms = 0;
+  int64_t rows = 0;   // rows returned (or affected)
+  std::string error;  // "" when it succeeded
+};
+
+struct QueryHistoryFilter {
+  std::string api_key_id;     // required: history is per key
+  std::string search;         // case-insensitive substring of the statement; "" = any
+  std::string connection_id;  // "" = any
+};
+
 class ConfigStore {
  public:
   // Opens the backend named `backend` ("sqlite") with its data under `data_dir`. Unknown names
@@ -128,6 +148,13 @@ class ConfigStore {
   // The valid (not revoked, not expired at NowSeconds()) key with this hash; NotFound
   // otherwise.
   virtual Result<ApiKeyRecord> FindApiKey(const std::string& hash) = 0;
+
+  // --- query history (the explorer's SQL console)
+  virtual Status AddQueryHistory(const QueryHistoryRecord& r) = 0;
+  // Newest first; `total` (optional) receives the number matching.
+  virtual Result<std::vector<QueryHistoryRecord>> ListQueryHistory(const QueryHistoryFilter& f,
+                                                                   int offset, int limit,
+                                                                   int64_t* total) = 0;
 };
 
 // Unix time helpers.

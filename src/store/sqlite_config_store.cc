@@ -70,6 +70,12 @@ const char* const kMigrations[] = {
     "ALTER TABLE api_keys ADD COLUMN expires_at INTEGER NOT NULL DEFAULT 0;",
     // 3: a run's final figures (per table, rates, CDC), JSON.
     "ALTER TABLE runs ADD COLUMN details TEXT NOT NULL DEFAULT '';",
+    // 4: the explorer's query history, per API key.
+    "CREATE TABLE query_history (id TEXT PRIMARY KEY, api_key_id TEXT NOT NULL,"
+    "  connection_id TEXT NOT NULL, kind TEXT NOT NULL, statement TEXT NOT NULL,"
+    "  read_only INTEGER NOT NULL, started_at INTEGER NOT NULL, duration_ms INTEGER NOT NULL,"
+    "  rows INTEGER NOT NULL, error TEXT NOT NULL);"
+    "CREATE INDEX query_history_by_key ON query_history (api_key_id, started_at);",
 };
 constexpr int kSchemaVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 
@@ -390,6 +396,66 @@ class SqliteConfigStore : public ConfigStore {
     DBS_ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) return Status::NotFound("no valid API key with this hash");
     return KeyRow(st);
+  }
+
+  Status AddQueryHistory(const QueryHistoryRecord& r) override {
+    std::lock_guard<std::mutex> l(mu_);
+    Stmt st(db_,
+            "INSERT INTO query_history (id, api_key_id, connection_id, kind, statement, "
+            "read_only, started_at, duration_ms, rows, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?)");
+    st.Bind(r.id)
+        .Bind(r.api_key_id)
+        .Bind(r.connection_id)
+        .Bind(r.kind)
+        .Bind(r.statement)
+        .Bind(int64_t{r.read_only ? 1 : 0})
+        .Bind(r.started_at)
+        .Bind(r.duration_ms)
+        .Bind(r.rows)
+        .Bind(r.error);
+    return st.Step().status();
+  }
+  Result<std::vector<QueryHistoryRecord>> ListQueryHistory(const QueryHistoryFilter& f, int offset,
+                                                           int limit, int64_t* total) override {
+    std::lock_guard<std::mutex> l(mu_);
+    const std::string where =
+        " WHERE api_key_id = ? AND instr(lower(statement), lower(?)) > 0 AND (? = '' OR "
+        "connection_id = ?)";
+    if (total) {
+      Stmt c(db_, ("SELECT count(*) FROM query_history" + where).c_str());
+      c.Bind(f.api_key_id).Bind(f.search).Bind(f.connection_id).Bind(f.connection_id);
+      DBS_ASSIGN_OR_RETURN(bool row, c.Step());
+      *total = row ? c.Int(0) : 0;
+    }
+    Stmt st(db_, ("SELECT id, api_key_id, connection_id, kind, statement, read_only, started_at, "
+                  "duration_ms, rows, error FROM query_history" +
+                  where + " ORDER BY started_at DESC, rowid DESC LIMIT ? OFFSET ?")
+                     .c_str());
+    st.Bind(f.api_key_id)
+        .Bind(f.search)
+        .Bind(f.connection_id)
+        .Bind(f.connection_id)
+        .Bind(int64_t{limit})
+        .Bind(int64_t{offset});
+    std::vector<QueryHistoryRecord> out;
+    while (true) {
+      DBS_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      QueryHistoryRecord r;
+      r.id = st.Text(0);
+      r.api_key_id = st.Text(1);
+      r.connection_id = st.Text(2);
+      r.kind = st.Text(3);
+      r.statement = st.Text(4);
+      r.read_only = st.Int(5) != 0;
+      r.started_at = st.Int(6);
+      r.duration_ms = st.Int(7);
+      r.rows = st.Int(8);
+      r.error = st.Text(9);
+      out.push_back(std::move(r));
+    }
+    return out;
   }
 
  private:
