@@ -213,9 +213,10 @@ async function systemAndKeys(page, base) {
 }
 
 // Data Explorer: the tree, a table's data (paging, sorting, filter), its structure, the ER
-// diagram with SVG and PNG export, the SQL console (a query, a federated join over MariaDB and
-// PostgreSQL with alias badges, an error, a slow query cancelled, history, CSV export).
-async function explorer(page) {
+// diagram with SVG and PNG export, the SQL console (completion, a query, an error, a slow query
+// cancelled on the server, a federated join over MariaDB and PostgreSQL with alias badges, CSV
+// export, history).
+async function explorer(page, api) {
   await page.click('a[href="/explorer"]')
   const tree = page.locator('[data-test=explorer-tree]')
   await tree.locator('.n-tree-node', { hasText: 'shop-mariadb' }).click()
@@ -247,10 +248,10 @@ async function explorer(page) {
   }
   await page.waitForFunction(() => document.querySelector('[data-test=table-data] .n-data-table-tbody tr td')?.textContent?.trim() === '2000', null, { timeout: 20000 })
   check(true, 'sorting customers by id (descending) puts id 2000 first')
-  // Paging: page 2 of 50 rows starts at id 1950.
-  await page.locator('.n-pagination-item', { hasText: /^2$/ }).click()
+  // Paging: the next 50 rows (keyset paging on the primary key) start at id 1950.
+  await page.click('[data-test=next-page]')
   await page.waitForFunction(() => document.querySelector('[data-test=table-data] .n-data-table-tbody tr td')?.textContent?.trim() === '1950', null, { timeout: 20000 })
-  check(true, 'page 2 shows the next 50 rows (from id 1950)')
+  check((await page.locator('[data-test=page-no]').innerText()).includes('page 2 of 40'), 'the next page shows the next 50 rows (from id 1950), page 2 of 40')
   // A filter on orders (pushed to MariaDB, which has an index on customer_id).
   await tree.locator('.n-tree-node', { hasText: /^orders$/ }).click()
   await grid.locator('.n-data-table-tbody tr').first().waitFor({ timeout: 20000 })
@@ -281,60 +282,62 @@ async function explorer(page) {
     await page.keyboard.insertText(sql)
     await page.keyboard.press('Escape')  // typed text opens the completion list: close it
   }
-  // Completion of table and column names.
-  // Typing opens the completion (activate on typing), once the names are loaded.
+  // Completion of table and column names (one connection: its own SQL, schema.table).
   await page.locator('[data-test=sql-editor][data-completion]').waitFor({ timeout: 20000 })
-  await setSql('SELECT * FROM my1.shop')
+  await setSql('SELECT * FROM shop')
   await page.keyboard.type('.c', { delay: 50 })
   await page.locator('.cm-tooltip-autocomplete li', { hasText: 'customers' }).first().waitFor({ timeout: 10000 })
-  check(true, 'the SQL editor completes table names (my1.shop. → customers, orders, products)')
+  check(true, 'the SQL editor completes table names (shop. → customers, orders, products)')
   await page.keyboard.press('Escape')
-  await setSql('SELECT * FROM my1.shop.orders o WHERE o')
+  await setSql('SELECT * FROM shop.orders o WHERE o')
   await page.keyboard.type('.custo', { delay: 50 })
   await page.locator('.cm-tooltip-autocomplete li', { hasText: 'customer_id' }).first().waitFor({ timeout: 10000 })
   check(true, 'the SQL editor completes column names through a table alias (o.custo → customer_id)')
   await page.keyboard.press('Escape')
-  await page.keyboard.press('Escape')
-  await setSql('SELECT c.name, count(*) AS orders, sum(o.amount) AS total\nFROM my1.shop.orders o JOIN my1.shop.customers c ON c.id = o.customer_id\nGROUP BY c.name ORDER BY orders DESC, c.name LIMIT 5')
+  await setSql('SELECT c.name, count(*) AS orders, sum(o.amount) AS total\nFROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id\nGROUP BY c.name ORDER BY orders DESC, c.name LIMIT 5')
   await page.click('[data-test=run-sql]')
   await page.locator('[data-test=sql-result] [data-test=result-summary]', { hasText: '5 rows' }).waitFor({ timeout: 30000 })
-  check((await page.locator('[data-test=sql-result]').innerText()).includes('customer '), 'a query in the SQL console shows its rows (5 rows)')
-  // Federated: MariaDB source and the PostgreSQL copy, joined.
+  check((await page.locator('[data-test=sql-result]').innerText()).includes('customer '), 'a query in the SQL console (MariaDB SQL) shows its rows (5 rows)')
+  await shot(page, '24-sql-console')
+  await axe(page, 'SQL console')
+  // An error, readable.
+  await setSql('SELECT * FROM shop.nope')
+  await page.click('[data-test=run-sql]')
+  await page.locator('[data-test=sql-error]').waitFor({ timeout: 20000 })
+  check(/nope/.test(await page.locator('[data-test=sql-error]').innerText()), `a query on a missing table gives a readable error naming it (${(await page.locator('[data-test=sql-error]').innerText()).slice(0, 80)})`)
+  // A slow statement, cancelled on the server.
+  await setSql('SELECT SLEEP(30) AS slept')
+  await page.click('[data-test=run-sql]')
+  await page.locator('[data-test=cancel-sql]').waitFor()
+  await page.locator('[data-test=sql-running]', { hasText: /[1-9]\.\d s/ }).waitFor({ timeout: 10000 })
+  const running = await api('GET', '/explorer/queries')
+  check(running.items.some((q) => q.state === 'running' && /SLEEP/.test(q.sql)), 'the slow statement is running on the server (GET /explorer/queries)')
+  await shot(page, '25-sql-running')
+  await page.click('[data-test=cancel-sql]')
+  await page.locator('[data-test=sql-cancelled]', { hasText: 'Cancelled on the server' }).waitFor({ timeout: 15000 })
+  const after = await api('GET', '/explorer/queries')
+  check(!after.items.some((q) => /SLEEP/.test(q.sql)) && await page.locator('[data-test=run-sql]').isVisible(),
+    'a slow query is cancelled from the console: cancelled on the server, no longer running, Run is back')
+  // Federated: MariaDB and the PostgreSQL copy joined, each source under its alias.
   await page.click('[data-test=add-source]')
   await pickOption(page, '[data-test=sources] .source >> nth=1 >> .n-select', 'analytics-pg')
   await page.locator('input[aria-label="Alias of source 2"]').fill('pg1')
-  await page.locator('[data-test=sql-editor][data-completion]').waitFor({ timeout: 20000 })
   const badges = await page.locator('[data-test=alias-badge]').allInnerTexts()
   check(badges.join(',') === 'my1,pg1', `federated mode shows the alias badges (${badges.join(', ')})`)
+  await page.locator('[data-test=sql-editor][data-completion]').waitFor({ timeout: 20000 })
   await setSql('SELECT count(*) AS same FROM my1.shop.customers m JOIN pg1.shop.customers p ON p.id = m.id AND p.name = m.name')
   await page.click('[data-test=run-sql]')
   await page.locator('[data-test=sql-result] [data-test=result-summary]', { hasText: '1 row' }).waitFor({ timeout: 30000 })
   check((await page.locator('[data-test=sql-result] .n-data-table-tbody').innerText()).includes('2000'),
     'a federated join of MariaDB and PostgreSQL finds the 2,000 customers on both sides')
-  await shot(page, '24-sql-federated')
+  await shot(page, '26-sql-federated')
   await axe(page, 'SQL console, federated')
   const [csv] = await Promise.all([page.waitForEvent('download'), page.click('[data-test=export-csv]')])
   check(fs.readFileSync(await csv.path(), 'utf8') === 'same\r\n2000\r\n', 'the result exports as CSV')
-  // An error, readable.
-  await setSql('SELECT * FROM my1.shop.nope')
-  await page.click('[data-test=run-sql]')
-  await page.locator('[data-test=sql-error]').waitFor({ timeout: 20000 })
-  check(/nope/.test(await page.locator('[data-test=sql-error]').innerText()), 'a query on a missing table gives a readable error naming it')
-  // A slow statement, cancelled: customers × orders with a time limit so the server stops too.
-  await page.locator('input[aria-label="Time limit in seconds"]').fill('6')
-  await setSql('SELECT count(*) FROM my1.shop.customers c, my1.shop.orders o WHERE c.email < o.note || c.name')
-  await page.click('[data-test=run-sql]')
-  await page.locator('[data-test=cancel-sql]').waitFor()
-  await page.locator('[data-test=sql-running]', { hasText: /[1-9]\.\d s/ }).waitFor({ timeout: 10000 })
-  await shot(page, '25-sql-running')
-  await page.click('[data-test=cancel-sql]')
-  await page.locator('[data-test=sql-cancelled]', { hasText: 'Cancelled' }).waitFor()
-  check(await page.locator('[data-test=run-sql]').isVisible() && !(await page.locator('[data-test=sql-running]').count()),
-    'a slow query is cancelled from the console (Run is back, the statement is no longer waited for)')
   await page.locator('.n-collapse-item__header', { hasText: 'History' }).click()
   const hist = await page.locator('[data-test=sql-history]').innerText()
-  check(hist.includes('pg1.shop.customers') && hist.includes('my1.shop.nope'), 'the SQL history lists the statements run')
-  await shot(page, '26-sql-history')
+  check(hist.includes('pg1.shop.customers') && hist.includes('SLEEP(30)') && hist.includes('shop.nope'), 'the SQL history lists the statements run (console and federated)')
+  await shot(page, '26b-sql-history')
   await axe(page, 'SQL console, history')
 }
 
@@ -551,7 +554,7 @@ async function main() {
   await axe(page, 'logs')
 
   await systemAndKeys(page, base)
-  await explorer(page)
+  await explorer(page, (method, p, body) => fetch(base + '/api/v1' + p, { method, headers: { 'X-API-Key': server.key, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) }).then((r) => r.json()))
 
   // A load+cdc stream: changes at the source move the CDC numbers and charts; pause, resume, stop.
   const api = (method, p, body) => fetch(base + '/api/v1' + p, { method, headers: { 'X-API-Key': server.key, 'Content-Type': 'application/json' },

@@ -91,14 +91,14 @@ async function raw(method: string, path: string, body?: unknown, key = session.k
   throw new ApiError(kind, res.status, code, readable(res.status, code, message), fields, message)
 }
 
-export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await raw(method, path, body)
+export async function api<T = any>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  const res = await raw(method, path, body, session.key, signal)
   if (res.status === 204) return undefined as T
   const text = await res.text()
   return (text ? JSON.parse(text) : undefined) as T
 }
 export const get = <T = any>(p: string) => api<T>('GET', p)
-export const post = <T = any>(p: string, b: unknown = {}) => api<T>('POST', p, b)
+export const post = <T = any>(p: string, b: unknown = {}, signal?: AbortSignal) => api<T>('POST', p, b, signal)
 export const put = <T = any>(p: string, b: unknown) => api<T>('PUT', p, b)
 export const del = (p: string) => api<void>('DELETE', p)
 

@@ -5,29 +5,27 @@ vi.hoisted(() => {
   const m = new Map<string, string>()
   ;(globalThis as any).sessionStorage = { getItem: (k: string) => m.get(k) ?? null, setItem: (k: string, v: string) => void m.set(k, v), removeItem: (k: string) => void m.delete(k) }
 })
-import { addHistory, completionSchema, countQuery, defaultAliases, ident, loadHistory, pageQuery, tableRef, toCsv, toJsonLines, validAlias, whereClause } from './explorer'
+import { addHistory, completionSchema, defaultAliases, loadHistory, toCsv, toJsonLines, toRowFilters, validAlias } from './explorer'
 import { erGraph } from './er'
 import { readable } from './api'
 
-describe('SQL building', () => {
-  it('quotes identifiers and literals', () => {
-    expect(ident('a"b')).toBe('"a""b"')
-    expect(tableRef('my1', 'shop', 'or"ders')).toBe('"my1"."shop"."or""ders"')
-  })
-  it('builds WHERE from filters: numbers stay numbers, text is a literal, LIKE wildcards are escaped', () => {
-    expect(whereClause([])).toBe('')
-    expect(whereClause([{ column: 'id', op: '>=', value: '10' }, { column: 'name', op: '=', value: "O'Brien" }]))
-      .toBe(` WHERE "id" >= 10 AND "name" = 'O''Brien'`)
-    expect(whereClause([{ column: 'note', op: 'contains', value: '50%_x' }]))
-      .toBe(` WHERE CAST("note" AS VARCHAR) ILIKE '%50\\%\\_x%' ESCAPE '\\'`)
-    expect(whereClause([{ column: 'email', op: 'is null', value: 'ignored' }, { column: 'x', op: 'contains', value: '' }])).toBe(' WHERE "email" IS NULL')
-  })
-  it('pages, sorts and counts', () => {
-    const from = tableRef('t', 'shop', 'orders')
-    expect(pageQuery(from, { limit: 50, offset: 0 })).toBe('SELECT * FROM "t"."shop"."orders" LIMIT 50')
-    expect(pageQuery(from, { sort: { column: 'amount', desc: true }, limit: 25, offset: 50, filters: [{ column: 'id', op: '<', value: '9' }] }))
-      .toBe('SELECT * FROM "t"."shop"."orders" WHERE "id" < 9 ORDER BY "amount" DESC NULLS LAST LIMIT 25 OFFSET 50')
-    expect(countQuery(from, [])).toBe('SELECT count(*) AS n FROM "t"."shop"."orders"')
+describe('filters and sources', () => {
+  it('turns the filter rows into the table route\'s filters: numbers stay numbers, lists split, empty contains dropped', () => {
+    expect(toRowFilters([
+      { column: 'id', op: '>=', value: '10' },
+      { column: 'name', op: '=', value: "O'Brien" },
+      { column: 'note', op: 'contains', value: '50%_x' },
+      { column: 'x', op: 'contains', value: '' },
+      { column: 'email', op: 'is null', value: 'ignored' },
+      { column: 'customer_id', op: 'in', value: '1, 2,three' },
+      { column: '', op: '=', value: '1' },
+    ])).toEqual([
+      { column: 'id', op: '>=', value: 10 },
+      { column: 'name', op: '=', value: "O'Brien" },
+      { column: 'note', op: 'contains', value: '50%_x' },
+      { column: 'email', op: 'is null' },
+      { column: 'customer_id', op: 'in', value: [1, 2, 'three'] },
+    ])
   })
   it('names sources pg1, my1, pg2 and checks aliases as the API does', () => {
     expect(defaultAliases([{ id: 'a', engine: 'postgres' }, { id: 'b', engine: 'mysql' }, { id: 'c', engine: 'postgres' }]).map((s) => s.alias)).toEqual(['pg1', 'my1', 'pg2'])
@@ -36,9 +34,10 @@ describe('SQL building', () => {
     expect(validAlias('main')).toBe(false)
     expect(validAlias('a-b')).toBe(false)
   })
-  it('makes the completion schema alias.schema.table → columns', () => {
+  it('makes the completion schema: alias.schema.table (federated) or schema.table → columns', () => {
     expect(completionSchema([{ alias: 'my1', schema: 'shop', name: 'orders', columns: ['id'] }, { alias: 'pg1', schema: 'public', name: 'u' }]))
       .toEqual({ 'my1.shop.orders': ['id'], 'pg1.public.u': [] })
+    expect(completionSchema([{ schema: 'shop', name: 'orders', columns: ['id'] }])).toEqual({ 'shop.orders': ['id'] })
   })
 })
 
@@ -68,17 +67,22 @@ describe('history', () => {
 })
 
 describe('ER graph', () => {
-  it('draws foreign keys between tables of the set and keeps the others apart', () => {
-    const g = erGraph([
-      { schema: 's', name: 'orders', columns: [{ name: 'id', type: 'int64' }, { name: 'customer_id', type: 'int32' }], primaryKey: ['id'],
-        foreignKeys: [{ name: 'fk1', columns: ['customer_id'], refTable: 'customers', refColumns: ['id'] }, { name: 'fk2', columns: ['x'], refSchema: 'other', refTable: 'y', refColumns: ['id'] }] },
-      { schema: 's', name: 'customers', columns: [{ name: 'id', type: 'int32' }], primaryKey: ['id'], foreignKeys: [] },
-    ])
-    expect(g.nodes.map((n) => n.id)).toEqual(['s.orders', 's.customers'])
-    expect(g.nodes[0].label).toContain('PK id')
-    expect(g.nodes[0].label).toContain('FK customer_id')
-    expect(g.edges).toEqual([{ id: 's.orders:fk1', source: 's.orders', target: 's.customers', label: 'customer_id', from: ['customer_id'], to: ['id'] }])
-    expect(g.external.map((e) => e.target)).toEqual(['other.y'])
+  it('labels tables with PK/FK marks, draws foreign keys, and marks tables of other schemas', () => {
+    const g = erGraph({ schema: 's', nodes: [
+      { id: 's.orders', schema: 's', name: 'orders', columns: [{ name: 'id', type: 'BIGINT', nullable: false, primaryKey: true }, { name: 'customer_id', type: 'INT', nullable: false, primaryKey: false }] },
+      { id: 's.customers', schema: 's', name: 'customers', columns: [{ name: 'id', type: 'INT', nullable: false, primaryKey: true }] },
+      { id: 'other.y', schema: 'other', name: 'y', external: true, columns: [] },
+    ], edges: [
+      { id: 'e1', name: 'fk1', from: 's.orders', fromColumns: ['customer_id'], to: 's.customers', toColumns: ['id'], onDelete: 'NO ACTION', onUpdate: 'NO ACTION' },
+      { id: 'e2', name: 'fk2', from: 's.orders', fromColumns: ['customer_id'], to: 'other.y', toColumns: ['id'], onDelete: '', onUpdate: '' },
+      { id: 'e3', name: 'gone', from: 's.orders', fromColumns: ['x'], to: 'nowhere.z', toColumns: ['id'], onDelete: '', onUpdate: '' },
+    ] })
+    expect(g.tables).toBe(2)
+    expect(g.nodes[0].label).toContain('PK id  bigint')
+    expect(g.nodes[0].label).toContain('FK customer_id  int')
+    expect(g.nodes[2]).toMatchObject({ external: true })
+    expect(g.nodes[2].label).toContain('other.y')
+    expect(g.edges.map((e) => [e.source, e.target, e.label])).toEqual([['s.orders', 's.customers', 'customer_id'], ['s.orders', 'other.y', 'customer_id']])
   })
 })
 

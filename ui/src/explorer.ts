@@ -1,53 +1,32 @@
-// The Data Explorer's SQL building and result handling. Every query runs through the federated
-// SQL route (POST /explorer/federated, docs/federated.md): DuckDB SQL in which a source table is
-// alias.schema.table. Pure functions here; the screens call them.
-import { ApiError, BASE, readable, session, type Connection } from './api'
+// The Data Explorer's API calls and result handling. One connection: the explorer routes
+// (POST /explorer/console in the engine's own SQL, /explorer/table/* for the table browser,
+// /explorer/er). Several connections: the federated route (POST /explorer/federated: DuckDB SQL in
+// which a source table is alias.schema.table, docs/federated.md).
+import { del, post, type Connection } from './api'
 
 export interface FederatedSource { alias: string; connectionId: string }
 export interface ResultColumn { name: string; type: string }
-export interface QueryResult { columns: ResultColumn[]; rows: unknown[][]; truncated: boolean; elapsedMs: number }
-export type FilterOp = 'contains' | '=' | '!=' | '<' | '<=' | '>' | '>=' | 'is null' | 'is not null'
+export interface QueryResult { columns: ResultColumn[]; rows: unknown[][]; truncated?: boolean; hasMore?: boolean; elapsedMs: number }
+export type FilterOp = 'contains' | '=' | '!=' | '<' | '<=' | '>' | '>=' | 'like' | 'ilike' | 'in' | 'not in' | 'is null' | 'is not null'
+export const FILTER_OPS: FilterOp[] = ['contains', '=', '!=', '<', '<=', '>', '>=', 'like', 'ilike', 'in', 'not in', 'is null', 'is not null']
 export interface Filter { column: string; op: FilterOp; value: string }
 export interface Sort { column: string; desc: boolean }
 
-// DuckDB identifiers: "name" with " doubled.
-export const ident = (s: string) => '"' + s.replace(/"/g, '""') + '"'
-// A DuckDB string literal: 'text' with ' doubled.
-export const literal = (s: string) => "'" + s.replace(/'/g, "''") + "'"
-export const tableRef = (alias: string, schema: string, table: string) => `${ident(alias)}.${ident(schema)}.${ident(table)}`
-
-// A value typed in a filter box: a number stays a number (so the source can use an index),
-// anything else is a string literal.
-function value(v: string): string {
-  return /^-?\d+(\.\d+)?$/.test(v.trim()) ? v.trim() : literal(v)
-}
-
-export function whereClause(filters: Filter[]): string {
-  const parts: string[] = []
+// Filters as the table route takes them (POST /explorer/table/rows and /count: the values are
+// statement parameters on the server). A number typed for a comparison is sent as a number; `in`
+// takes a comma-separated list; `is null` has no value; an empty `contains` is no filter.
+export function toRowFilters(filters: Filter[]): { column: string; op: string; value?: unknown }[] {
+  const num = (v: string) => (/^-?\d+(\.\d+)?$/.test(v.trim()) ? Number(v.trim()) : v)
+  const out: { column: string; op: string; value?: unknown }[] = []
   for (const f of filters) {
     if (!f.column) continue
-    const c = ident(f.column)
-    if (f.op === 'is null') parts.push(`${c} IS NULL`)
-    else if (f.op === 'is not null') parts.push(`${c} IS NOT NULL`)
-    else if (f.op === 'contains') {
-      if (f.value === '') continue
-      // LIKE escapes: the typed text is matched literally.
-      const pat = '%' + f.value.replace(/[\\%_]/g, (m) => '\\' + m) + '%'
-      parts.push(`CAST(${c} AS VARCHAR) ILIKE ${literal(pat)} ESCAPE '\\'`)
-    } else parts.push(`${c} ${f.op} ${value(f.value)}`)
+    if (f.op === 'is null' || f.op === 'is not null') out.push({ column: f.column, op: f.op })
+    else if (f.op === 'in' || f.op === 'not in') out.push({ column: f.column, op: f.op, value: f.value.split(',').map((x) => num(x.trim())).filter((x) => x !== '') })
+    else if (f.op === 'contains' || f.op === 'like' || f.op === 'ilike') { if (f.value !== '') out.push({ column: f.column, op: f.op, value: f.value }) }
+    else out.push({ column: f.column, op: f.op, value: num(f.value) })
   }
-  return parts.length ? ' WHERE ' + parts.join(' AND ') : ''
+  return out
 }
-
-// One page of a table: its rows under the filters, in the sort order, `limit` from `offset`.
-export function pageQuery(from: string, o: { filters?: Filter[]; sort?: Sort | null; limit: number; offset: number }): string {
-  let sql = `SELECT * FROM ${from}${whereClause(o.filters ?? [])}`
-  if (o.sort) sql += ` ORDER BY ${ident(o.sort.column)} ${o.sort.desc ? 'DESC' : 'ASC'} NULLS LAST`
-  sql += ` LIMIT ${Math.max(1, Math.floor(o.limit))}`
-  if (o.offset > 0) sql += ` OFFSET ${Math.floor(o.offset)}`
-  return sql
-}
-export const countQuery = (from: string, filters: Filter[]) => `SELECT count(*) AS n FROM ${from}${whereClause(filters)}`
 
 // Aliases for connections in a federated query: pg1, pg2, my1, ... in the given order.
 export function defaultAliases(conns: Pick<Connection, 'id' | 'engine'>[]): FederatedSource[] {
@@ -78,34 +57,41 @@ export function toJsonLines(columns: ResultColumn[], rows: unknown[][]): string 
   return rows.map((r) => JSON.stringify(Object.fromEntries(columns.map((c, i) => [c.name, r[i] ?? null])))).join('\n') + (rows.length ? '\n' : '')
 }
 
-// CodeMirror's SQL completion schema: "alias.schema.table" → its column names.
-export function completionSchema(tables: { alias: string; schema: string; name: string; columns?: string[] }[]): Record<string, string[]> {
+// CodeMirror's SQL completion schema: "alias.schema.table" (federated) or "schema.table" (one
+// connection) → its column names.
+export function completionSchema(tables: { alias?: string; schema: string; name: string; columns?: string[] }[]): Record<string, string[]> {
   const out: Record<string, string[]> = {}
-  for (const t of tables) out[`${t.alias}.${t.schema}.${t.name}`] = t.columns ?? []
+  for (const t of tables) out[`${t.alias ? t.alias + '.' : ''}${t.schema}.${t.name}`] = t.columns ?? []
   return out
 }
 
 // Runs a federated statement; abort() on the signal cancels it in the browser (the server stops
-// the statement at its timeout: docs/federated.md, known limits).
-export async function federated(sources: FederatedSource[], sql: string, opt: { maxRows?: number; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<QueryResult> {
-  const body = JSON.stringify({ sources, sql, maxRows: opt.maxRows ?? 1000, timeoutMs: opt.timeoutMs ?? 60000 })
-  let res: Response
-  try {
-    res = await fetch(BASE + '/explorer/federated', { method: 'POST', headers: { 'X-API-Key': session.key, 'Content-Type': 'application/json' }, body, signal: opt.signal })
-  } catch (e) {
-    if ((e as Error).name === 'AbortError') throw e
-    throw new ApiError('network', 0, 'unreachable', readable(502, 'unreachable', ''))
-  }
-  const text = await res.text()
-  let j: any = null
-  try { j = text ? JSON.parse(text) : null } catch { /* not JSON */ }
-  if (!res.ok) {
-    const code = j?.error?.code ?? 'http_' + res.status
-    const msg = j?.error?.message ?? (res.statusText || 'request failed')
-    throw new ApiError(res.status === 401 ? 'auth' : 'http', res.status, code, readable(res.status, code, msg), j?.error?.fields ?? [], msg)
-  }
-  return j as QueryResult
+// the statement at its time limit: docs/federated.md, known limits).
+export function federated(sources: FederatedSource[], sql: string, opt: { maxRows?: number; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<QueryResult> {
+  return post<QueryResult>('/explorer/federated', { sources, sql, maxRows: opt.maxRows ?? 1000, timeoutMs: opt.timeoutMs ?? 60000 }, opt.signal)
 }
+
+// The console on one saved connection: its own SQL, read-only unless asked; the rest of a large
+// result waits in a server-side cursor (hasMore → nextPage); cancelQuery stops it on the server.
+export interface ConsoleResult extends QueryResult { queryId: string; hasMore: boolean; rowsAffected: number | null; command: string | null; readOnly: boolean }
+export const newQueryId = () => 'ui_' + Math.random().toString(36).slice(2, 12) + Date.now().toString(36)
+export function consoleRun(connectionId: string, sql: string, o: { queryId: string; maxRows?: number; timeoutMs?: number; readOnly?: boolean; signal?: AbortSignal }): Promise<ConsoleResult> {
+  return post<ConsoleResult>('/explorer/console', { connectionId, sql, queryId: o.queryId, maxRows: o.maxRows ?? 1000, timeoutMs: o.timeoutMs ?? 60000, readOnly: o.readOnly ?? true }, o.signal)
+}
+export const nextPage = (queryId: string, maxRows = 1000) => post<ConsoleResult>(`/explorer/queries/${encodeURIComponent(queryId)}/next`, { maxRows })
+export const cancelQuery = (queryId: string) => del(`/explorer/queries/${encodeURIComponent(queryId)}`)
+
+// The table browser.
+export interface TableRows { columns: ResultColumn[]; primaryKey: string[]; rows: unknown[][]; paging: 'keyset' | 'offset'; nextCursor: unknown[] | null; nextOffset: number | null; statement: string; elapsedMs: number }
+export interface TableRef { connectionId: string; schema: string; table: string }
+export function tableRows(t: TableRef, o: { filters: Filter[]; sort: Sort | null; limit: number; after?: unknown[] | null; offset?: number }): Promise<TableRows> {
+  const body: Record<string, unknown> = { ...t, filters: toRowFilters(o.filters), sort: o.sort ? [o.sort] : [], limit: o.limit }
+  if (o.after) body.after = o.after
+  else if (o.offset) body.offset = o.offset
+  return post<TableRows>('/explorer/table/rows', body)
+}
+export const tableCount = (t: TableRef, filters: Filter[]) => post<{ rows: number; exact: boolean }>('/explorer/table/count', { ...t, filters: toRowFilters(filters) })
+export const tableDdl = (t: TableRef) => post<{ ddl: string }>('/explorer/table/ddl', t)
 
 export function download(name: string, text: string, type: string) {
   const url = URL.createObjectURL(new Blob([text], { type }))
