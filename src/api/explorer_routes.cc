@@ -1,14 +1,19 @@
 #include "api/explorer_routes.h"
 
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "api/client_watch.h"
 #include "api/connections.h"
 #include "api/explorer_body.h"
+#include "core/config.h"
 #include "core/logging.h"
 #include "explorer/browse.h"
 #include "explorer/console.h"
+#include "explorer/export.h"
+#include "explorer/files.h"
 #include "explorer/query_registry.h"
 #include "mcp/mcp_http.h"
 #include "mcp/mcp_tools.h"
@@ -37,6 +42,7 @@ struct ExplorerState {
   ExplorerRouteDeps deps;
   QueryRegistry registry;
   std::unique_ptr<mcp::McpHttpEndpoint> mcp;
+  std::vector<std::string> file_roots;  // DBS_FILE_ROOTS (files.h)
 };
 
 // Writes an MCP endpoint's answer into the response.
@@ -257,6 +263,238 @@ Result<json> ExplainConsole(ExplorerState& st, ExplorerCall& c) {
               {"elapsedMs", NowMs() - t0}};
 }
 
+// A download in progress: the session, the page being written, what was written.
+struct Download {
+  std::shared_ptr<ExplorerState> st;
+  std::shared_ptr<QuerySession> session;
+  ConsoleRequest request;
+  std::string key_id;
+  int64_t started_ms = 0;
+  explorer::ConsolePage page;
+  std::vector<explorer::ConsoleColumn> columns;
+  int64_t rows = 0;
+  bool header = false;
+  Status status;
+  std::unique_ptr<ScratchDir> scratch;  // Parquet: the file being sent
+  std::FILE* file = nullptr;
+  ~Download() {
+    if (file != nullptr) std::fclose(file);
+  }
+  bool Capped() const { return request.max_rows > 0 && rows >= request.max_rows; }
+  // The rows of the current page as CSV or JSONL (at most up to the cap).
+  std::string Render() {
+    std::string out;
+    if (!header && request.format == "csv") out += explorer::CsvHeader(columns);
+    header = true;
+    for (const auto& row : page.rows) {
+      if (Capped()) break;
+      out += request.format == "csv" ? explorer::CsvRow(row) : explorer::JsonlRow(columns, row);
+      ++rows;
+    }
+    return out;
+  }
+  // The next page; false at the end (or on an error, kept in `status`).
+  bool Next() {
+    if (!page.has_more || Capped()) return false;
+    auto p = session->Fetch(1000);
+    if (!p.ok()) {
+      status = p.status();
+      return false;
+    }
+    page = std::move(*p);
+    return true;
+  }
+  void Finish() {
+    st->registry.Remove(request.query_id);
+    Status closed = session->Close();
+    if (status.ok() && !closed.ok()) status = closed;
+    RecordHistory(*st, key_id, request, "download", started_ms, rows, status);
+  }
+};
+
+// Writes every row to a JSON Lines file, then converts it to Parquet with DuckDB.
+Status WriteParquet(Download& d) {
+  d.scratch = std::make_unique<ScratchDir>(d.st->deps.temp_root, "download");
+  std::error_code ec;
+  std::filesystem::create_directories(d.scratch->path(), ec);
+  if (ec) return Status::IoError("cannot create " + d.scratch->path() + ": " + ec.message());
+  const std::string jsonl = d.scratch->path() + "/rows.jsonl";
+  const std::string parquet = d.scratch->path() + "/result.parquet";
+  {
+    std::FILE* f = std::fopen(jsonl.c_str(), "wb");
+    if (f == nullptr) return Status::IoError("cannot write " + jsonl);
+    bool more = true;
+    while (more) {
+      for (const auto& row : d.page.rows) {
+        if (d.Capped()) break;
+        const std::string line = explorer::JsonlRow(d.columns, row);
+        std::fwrite(line.data(), 1, line.size(), f);
+        ++d.rows;
+      }
+      more = d.Next();
+    }
+    std::fclose(f);
+    DBS_RETURN_IF_ERROR(d.status);
+  }
+  DBS_RETURN_IF_ERROR(explorer::JsonlToParquet(jsonl, parquet, d.columns, d.scratch->path()));
+  std::filesystem::remove(jsonl, ec);
+  d.file = std::fopen(parquet.c_str(), "rb");
+  if (d.file == nullptr) return Status::IoError("cannot read " + parquet);
+  return Status::Ok();
+}
+
+Result<json> DownloadConsole(const std::shared_ptr<ExplorerState>& sp, ExplorerCall& c) {
+  ExplorerState& st = *sp;
+  DBS_ASSIGN_OR_RETURN(ConsoleRequest r, ParseConsole(st, c.body, false, true));
+  auto d = std::make_shared<Download>();
+  d->st = sp;
+  d->key_id = KeyId(st, c.req);
+  d->started_ms = NowMs();
+  d->request = r;
+  LogWrite(d->key_id, r, "download");
+  // The client check works while the first page and (Parquet) the file are made; once rows
+  // stream, a closed client fails the next write.
+  auto watch = std::make_shared<ClientWatch>(c.req);
+  auto session = StartSession(st, r, d->key_id, watch);
+  if (!session.ok()) {
+    RecordHistory(st, d->key_id, r, "download", d->started_ms, 0, session.status());
+    return session.status();
+  }
+  d->session = *session;
+  auto first = d->session->Execute(r.sql, 1000);
+  if (!first.ok()) {
+    d->status = first.status();
+    d->Finish();
+    return first.status();
+  }
+  d->page = std::move(*first);
+  d->columns = d->page.columns;
+  if (r.format == "parquet") {
+    Status w = WriteParquet(*d);
+    if (!w.ok()) {
+      if (d->status.ok()) d->status = w;
+      d->Finish();
+      return w;
+    }
+  }
+  const char* type = r.format == "csv"     ? "text/csv; charset=utf-8"
+                     : r.format == "jsonl" ? "application/x-ndjson"
+                                           : "application/vnd.apache.parquet";
+  c.res.set_header("Content-Disposition", "attachment; filename=\"result." + r.format + "\"");
+  c.res.set_header("X-Query-Id", r.query_id);
+  c.res.set_chunked_content_provider(
+      type,
+      [d](size_t, httplib::DataSink& sink) {
+        if (d->file != nullptr) {
+          char buf[64 * 1024];
+          const size_t n = std::fread(buf, 1, sizeof buf, d->file);
+          if (n > 0) return sink.write(buf, n);
+          sink.done();
+          return true;
+        }
+        std::string chunk = d->Render();
+        if (!chunk.empty() && !sink.write(chunk.data(), chunk.size())) {
+          d->status = Status::Cancelled("the client closed the download");
+          return false;
+        }
+        if (!d->Next()) {
+          // An error after the first rows can only end the stream early: the rows already
+          // sent stand, the history records the error.
+          sink.done();
+        }
+        return true;
+      },
+      [d](bool) { d->Finish(); });
+  return json(nullptr);
+}
+
+// --- files (local folders; files.h) --------------------------------------------------------
+
+json FederatedJson(const federated::FederatedResult& r) {
+  json cols = json::array();
+  for (const auto& c : r.columns) cols.push_back({{"name", c.name}, {"type", c.type}});
+  return json{
+      {"columns", cols}, {"rows", r.rows}, {"truncated", r.truncated}, {"elapsedMs", r.elapsed_ms}};
+}
+
+Status NeedRoots(const ExplorerState& st) {
+  if (!st.file_roots.empty()) return Status::Ok();
+  return Status::FailedPrecondition(
+      "no file roots are configured: start the server with DBS_FILE_ROOTS=/folder[:/other]");
+}
+
+Result<json> FileRootsRoute(ExplorerState& st, ExplorerCall&) {
+  return json{{"roots", st.file_roots}};
+}
+
+Result<json> FileList(ExplorerState& st, ExplorerCall& c) {
+  BodyReader b(c.body, {"root", "path"});
+  DBS_RETURN_IF_ERROR(b.status());
+  DBS_RETURN_IF_ERROR(NeedRoots(st));
+  DBS_ASSIGN_OR_RETURN(std::string root, b.String("root", true, 4096));
+  DBS_ASSIGN_OR_RETURN(std::string path, b.String("path", false, 4096));
+  return explorer::ListFolder(st.file_roots, root, path, 10000);
+}
+
+Result<json> FileSampleRoute(ExplorerState& st, ExplorerCall& c) {
+  BodyReader b(c.body, {"root", "path", "rows", "timeoutMs"});
+  DBS_RETURN_IF_ERROR(b.status());
+  DBS_RETURN_IF_ERROR(NeedRoots(st));
+  DBS_ASSIGN_OR_RETURN(std::string root, b.String("root", true, 4096));
+  DBS_ASSIGN_OR_RETURN(std::string path, b.String("path", true, 4096));
+  DBS_ASSIGN_OR_RETURN(int64_t rows, b.Int("rows", 100, 0, 1000));
+  federated::FederatedOptions o;
+  DBS_ASSIGN_OR_RETURN(o.timeout_ms, b.Int("timeoutMs", 60000, 1, 3600000));
+  DBS_ASSIGN_OR_RETURN(std::string file, explorer::ResolveFile(st.file_roots, root, path));
+  ScratchDir tmp(st.deps.temp_root, "files");
+  o.temp_dir = tmp.path();
+  DBS_ASSIGN_OR_RETURN(federated::FederatedResult r,
+                       explorer::FileSample(st.file_roots, file, rows, o));
+  json out = FederatedJson(r);
+  out["file"] = file;
+  return out;
+}
+
+Result<json> FileQuery(ExplorerState& st, ExplorerCall& c) {
+  BodyReader b(c.body, {"sql", "sources", "maxRows", "timeoutMs"});
+  DBS_RETURN_IF_ERROR(b.status());
+  DBS_RETURN_IF_ERROR(NeedRoots(st));
+  DBS_ASSIGN_OR_RETURN(std::string sql, b.String("sql", true, kMaxSqlBytes));
+  federated::FederatedOptions o;
+  DBS_ASSIGN_OR_RETURN(o.max_rows, b.Int("maxRows", 1000, 1, 100000));
+  DBS_ASSIGN_OR_RETURN(o.timeout_ms, b.Int("timeoutMs", 60000, 1, 3600000));
+  o.allowed_directories = st.file_roots;
+  o.memory_limit = st.deps.memory_limit;
+  std::vector<federated::FederatedSource> sources;
+  if (b.Has("sources")) {
+    const json& s = b.Get("sources");
+    if (!s.is_array() || s.size() > 16) {
+      return Status::InvalidArgument(
+          "sources must be an array of at most 16 {alias, connectionId}");
+    }
+    for (size_t i = 0; i < s.size(); ++i) {
+      const std::string at = "sources[" + std::to_string(i) + "]";
+      if (!s[i].is_object() || !s[i].contains("alias") || !s[i]["alias"].is_string() ||
+          !s[i].contains("connectionId") || !s[i]["connectionId"].is_string() || s[i].size() != 2) {
+        return Status::InvalidArgument(at + " must be {\"alias\", \"connectionId\"}");
+      }
+      Status a = federated::ValidateAlias(s[i]["alias"]);
+      if (!a.ok()) return Status::InvalidArgument(at + ".alias " + a.message());
+      auto conn = st.deps.connection(s[i]["connectionId"]);
+      if (!conn.ok()) return Status::InvalidArgument(at + ".connectionId does not exist");
+      sources.push_back({s[i]["alias"], std::move(*conn)});
+    }
+  }
+  ScratchDir tmp(st.deps.temp_root, "files");
+  o.temp_dir = tmp.path();
+  auto r = federated::Run(sources, sql, o);
+  if (!r.ok()) return Upstream(r.status());
+  json out = FederatedJson(*r);
+  out["aliases"] = json::array();
+  for (const auto& s : sources) out["aliases"].push_back(s.alias);
+  return out;
+}
+
 Result<json> History(ExplorerState& st, ExplorerCall& c) {
   store::QueryHistoryFilter f;
   f.api_key_id = KeyId(st, c.req);
@@ -434,6 +672,7 @@ void RegisterExplorerRoutes(const std::string& v1, const AddExplorerRoute& add,
                             ExplorerRouteDeps deps) {
   auto st = std::make_shared<ExplorerState>();
   st->deps = std::move(deps);
+  st->file_roots = explorer::FileRoots(SystemEnv("DBS_FILE_ROOTS").value_or(""));
   {
     mcp::ToolDeps td;
     td.connection = st->deps.connection;
@@ -446,6 +685,7 @@ void RegisterExplorerRoutes(const std::string& v1, const AddExplorerRoute& add,
     td.run_status = st->deps.run_status;
     td.recent_logs = st->deps.recent_logs;
     td.temp_root = st->deps.temp_root;
+    td.file_roots = st->file_roots;
     const std::string version = st->deps.version;
     st->mcp = std::make_unique<mcp::McpHttpEndpoint>([td, version] {
       return std::make_unique<mcp::McpServer>("dbstreams", version, mcp::kInstructions,
@@ -461,6 +701,9 @@ void RegisterExplorerRoutes(const std::string& v1, const AddExplorerRoute& add,
   };
   route("POST", e + "/console", RunConsole, 200);
   route("POST", e + "/console/explain", ExplainConsole, 200);
+  add(
+      "POST", e + "/console/download",
+      [st](ExplorerCall& c) { return Respond(c, DownloadConsole(st, c)); }, 200);
   route("GET", e + "/queries", Queries, 200);
   route("POST", e + "/queries/{id}/next", NextPage, 200);
   add(
@@ -478,6 +721,10 @@ void RegisterExplorerRoutes(const std::string& v1, const AddExplorerRoute& add,
   route("POST", e + "/table/ddl", TableDdl, 200);
   route("POST", e + "/table/profile", TableProfile, 200);
   route("POST", e + "/er", Er, 200);
+  route("GET", e + "/files/roots", FileRootsRoute, 200);
+  route("POST", e + "/files/list", FileList, 200);
+  route("POST", e + "/files/sample", FileSampleRoute, 200);
+  route("POST", e + "/files/query", FileQuery, 200);
   // MCP over Streamable HTTP (src/mcp/mcp_http.h): behind the API key like every route.
   add(
       "POST", "/mcp",

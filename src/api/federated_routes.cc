@@ -4,9 +4,12 @@
 
 #include <atomic>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <system_error>
 
 #include "federated/federated.h"
+#include "federated/pushdown.h"
 
 namespace dbs::api {
 
@@ -61,20 +64,40 @@ Result<Request> ParseRequest(const json& body, const FederatedRouteDeps& deps) {
     return Field("sources", "must be an array of 1 to " + std::to_string(kMaxSources) +
                                 " {\"alias\", \"connectionId\"} objects");
   }
+  // An omitted alias defaults by kind, in order: pg1, pg2, ... for PostgreSQL, my1, my2, ...
+  // for MySQL/MariaDB (DBConvert's defaults), skipping aliases the request names itself.
+  std::set<std::string> named;
+  for (const json& s : body["sources"]) {
+    if (s.is_object() && s.contains("alias") && s["alias"].is_string()) {
+      named.insert(federated::Lower(s["alias"].get<std::string>()));
+    }
+  }
+  std::map<std::string, int> next;
   for (size_t i = 0; i < body["sources"].size(); ++i) {
     const json& s = body["sources"][i];
     const std::string at = "sources[" + std::to_string(i) + "]";
-    if (!s.is_object() || s.size() != 2 || !s.contains("alias") || !s["alias"].is_string() ||
-        !s.contains("connectionId") || !s["connectionId"].is_string()) {
-      return Field(at, "must be {\"alias\": \"pg1\", \"connectionId\": \"c_...\"}");
+    const bool has_alias = s.is_object() && s.contains("alias");
+    if (!s.is_object() || s.size() != (has_alias ? 2u : 1u) ||
+        (has_alias && !s["alias"].is_string()) || !s.contains("connectionId") ||
+        !s["connectionId"].is_string()) {
+      return Field(at,
+                   "must be {\"alias\": \"pg1\", \"connectionId\": \"c_...\"} (alias optional)");
     }
     federated::FederatedSource fs;
-    fs.alias = s["alias"].get<std::string>();
-    Status a = federated::ValidateAlias(fs.alias);
-    if (!a.ok()) return Field(at + ".alias", a.message());
     auto conn = deps.connection(s["connectionId"].get<std::string>());
     if (!conn.ok()) return Field(at + ".connectionId", conn.status().message());
     fs.connection = std::move(*conn);
+    if (has_alias) {
+      fs.alias = s["alias"].get<std::string>();
+    } else {
+      const std::string kind = fs.connection.engine == Engine::kPostgres ? "pg" : "my";
+      do {
+        fs.alias = kind + std::to_string(++next[kind]);
+      } while (named.count(fs.alias));
+      named.insert(fs.alias);
+    }
+    Status a = federated::ValidateAlias(fs.alias);
+    if (!a.ok()) return Field(at + ".alias", a.message());
     r.sources.push_back(std::move(fs));
   }
   r.options.memory_limit = deps.memory_limit;
@@ -124,10 +147,13 @@ void RegisterFederatedRoutes(const std::string& v1, const AddFederatedRoute& add
     if (!out.ok()) return Classify(out.status());
     json cols = json::array();
     for (const auto& c : out->columns) cols.push_back({{"name", c.name}, {"type", c.type}});
+    json aliases = json::array();
+    for (const auto& s : r.sources) aliases.push_back(s.alias);
     return json{{"columns", cols},
                 {"rows", out->rows},
                 {"truncated", out->truncated},
-                {"elapsedMs", out->elapsed_ms}};
+                {"elapsedMs", out->elapsed_ms},
+                {"aliases", aliases}};
   });
   add("POST", v1 + "/explorer/federated/explain", [deps](const json& body) -> Result<json> {
     DBS_ASSIGN_OR_RETURN(Request r, ParseRequest(body, deps));

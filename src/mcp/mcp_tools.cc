@@ -2,6 +2,7 @@
 
 #include "explorer/browse.h"
 #include "explorer/console.h"
+#include "explorer/files.h"
 #include "explorer/sql_text.h"
 #include "federated/federated.h"
 #include "mcp/redact.h"
@@ -302,6 +303,49 @@ std::vector<McpTool> MakeTools(const ToolDeps& d) {
              }
              return json{{"runId", id}, {"stream", r.stream_name}, {"logs", logs}};
            }));
+  // Files in the configured folders (DBS_FILE_ROOTS).
+  auto need_roots = [d]() -> Status {
+    if (!d.file_roots.empty()) return Status::Ok();
+    return Status::FailedPrecondition("no file folders are configured on this server");
+  };
+  json roots_desc = Str("a file root (list_files without arguments lists them)");
+  t.push_back(Tool("list_files", "List files",
+                   "The configured file folders, or one folder's files and sub-folders.",
+                   Schema({{"root", roots_desc}, {"path", Str("a folder under the root")}}, {}),
+                   [d, need_roots](const json& a) -> Result<json> {
+                     DBS_RETURN_IF_ERROR(need_roots());
+                     DBS_ASSIGN_OR_RETURN(std::string root, ArgString(a, "root", false));
+                     if (root.empty()) return json{{"roots", d.file_roots}};
+                     DBS_ASSIGN_OR_RETURN(std::string path, ArgString(a, "path", false));
+                     return explorer::ListFolder(d.file_roots, root, path, 1000);
+                   }));
+  for (const bool sample : {false, true}) {
+    t.push_back(Tool(
+        sample ? "file_sample" : "file_schema", sample ? "A file's first rows" : "A file's schema",
+        sample ? "The first rows of a CSV, JSON or Parquet file (100 by default, at most 1000)."
+               : "The columns and types of a CSV, JSON or Parquet file (DuckDB's reading).",
+        Schema(sample ? json{{"root", roots_desc},
+                             {"path", Str("the file, relative to the root; globs allowed")},
+                             {"limit", Int("rows", 1, 1000, 100)}}
+                      : json{{"root", roots_desc},
+                             {"path", Str("the file, relative to the root; globs allowed")}},
+               {"root", "path"}),
+        [d, need_roots, sample](const json& a) -> Result<json> {
+          DBS_RETURN_IF_ERROR(need_roots());
+          DBS_ASSIGN_OR_RETURN(std::string root, ArgString(a, "root", true));
+          DBS_ASSIGN_OR_RETURN(std::string path, ArgString(a, "path", true));
+          DBS_ASSIGN_OR_RETURN(int64_t limit, ArgInt(a, "limit", 100, 1, 1000));
+          DBS_ASSIGN_OR_RETURN(std::string file, explorer::ResolveFile(d.file_roots, root, path));
+          federated::FederatedOptions o;
+          DBS_ASSIGN_OR_RETURN(federated::FederatedResult r,
+                               explorer::FileSample(d.file_roots, file, sample ? limit : 0, o));
+          json cols = json::array();
+          for (const auto& c : r.columns) cols.push_back({{"name", c.name}, {"type", c.type}});
+          json out = {{"file", file}, {"columns", cols}};
+          if (sample) out["rows"] = r.rows;
+          return out;
+        }));
+  }
   return t;
 }
 

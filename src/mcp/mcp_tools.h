@@ -39,7 +39,8 @@ struct ToolDeps {
       describe;
   std::function<Result<nlohmann::json>(const std::string& run_id)> run_status;
   std::function<std::vector<nlohmann::json>(const std::string& stream, size_t limit)> recent_logs;
-  std::string temp_root;  // DuckDB spill folders
+  std::string temp_root;                // DuckDB spill folders
+  std::vector<std::string> file_roots;  // readable folders (explorer/files.h)
 };
 
 std::vector<McpTool> MakeTools(const ToolDeps& deps);

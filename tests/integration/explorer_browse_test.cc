@@ -297,6 +297,67 @@ TEST_F(Browse, ErDiagram) {
   }
 }
 
+TEST_F(Browse, FilesInTheConfiguredFolders) {
+  const std::string root = env().file_root;
+  auto r = env().Get("/api/v1/explorer/files/roots");
+  ASSERT_EQ(r.first, 200) << r.second.dump();
+  EXPECT_EQ(r.second["roots"], json::array({root}));
+  r = env().Post("/api/v1/explorer/files/list", {{"root", root}});
+  ASSERT_EQ(r.first, 200) << r.second.dump();
+  ASSERT_EQ(r.second["entries"].size(), 2u) << r.second.dump();
+  EXPECT_EQ(r.second["entries"][0]["name"], "data");
+  EXPECT_EQ(r.second["entries"][0]["kind"], "folder");
+  EXPECT_EQ(r.second["entries"][1]["path"], "top.csv");
+  EXPECT_EQ(r.second["entries"][1]["size"], 4);
+  r = env().Post("/api/v1/explorer/files/list", {{"root", root}, {"path", "data/../.."}});
+  EXPECT_EQ(r.first, 400) << r.second.dump();
+  r = env().Post("/api/v1/explorer/files/list", {{"root", "/etc"}});
+  EXPECT_EQ(r.first, 400) << r.second.dump();
+  // A file's schema and first rows.
+  r = env().Post("/api/v1/explorer/files/sample",
+                 {{"root", root}, {"path", "data/scores.csv"}, {"rows", 2}});
+  ASSERT_EQ(r.first, 200) << r.second.dump();
+  EXPECT_EQ(r.second["columns"],
+            json::parse(R"j([{"name":"id","type":"BIGINT"},{"name":"score","type":"DOUBLE"}])j"));
+  EXPECT_EQ(r.second["rows"], json::parse("[[1, 9.5], [2, 7.25]]"));
+  r = env().Post("/api/v1/explorer/files/sample",
+                 {{"root", root}, {"path", "data/events.jsonl"}, {"rows", 0}});
+  ASSERT_EQ(r.first, 200) << r.second.dump();
+  EXPECT_EQ(r.second["columns"].size(), 2u);
+  EXPECT_EQ(r.second["rows"].size(), 0u);
+  // A Parquet file (the console's download), then a SELECT joining a connection and files.
+  {
+    httplib::Client c("127.0.0.1", env().server->port());
+    auto d = c.Post("/api/v1/explorer/console/download", {{"X-API-Key", env().key}},
+                    json({{"connectionId", env().pg_id},
+                          {"sql", "SELECT id, owner FROM accounts"},
+                          {"format", "parquet"}})
+                        .dump(),
+                    "application/json");
+    ASSERT_TRUE(d && d->status == 200);
+    std::ofstream(root + "/data/owners.parquet", std::ios::binary) << d->body;
+  }
+  const std::string sql =
+      "SELECT a.owner, s.score, e.kind, o.owner AS from_parquet FROM pg1.public.accounts a "
+      "JOIN read_csv('" +
+      root +
+      "/data/scores.csv') s ON s.id = a.id "
+      "LEFT JOIN read_json('" +
+      root +
+      "/data/*.jsonl') e ON e.id = a.id "
+      "JOIN read_parquet('" +
+      root + "/data/*.parquet') o ON o.id = a.id ORDER BY a.id";
+  r = env().Post("/api/v1/explorer/files/query",
+                 {{"sql", sql}, {"sources", {{{"alias", "pg1"}, {"connectionId", env().pg_id}}}}});
+  ASSERT_EQ(r.first, 200) << r.second.dump();
+  EXPECT_EQ(r.second["rows"], json::parse(R"j([["Ada", 9.5, "login", "Ada"],
+      ["Grace", 7.25, null, "Grace"], ["Linus", 8.0, "logout", "Linus"]])j"));
+  // Nothing outside the roots.
+  r = env().Post("/api/v1/explorer/files/query",
+                 {{"sql", "SELECT * FROM read_csv('/etc/passwd')"}});
+  EXPECT_EQ(r.first, 400) << r.second.dump();
+}
+
 // The filters reach the servers as parameters: PostgreSQL's statement log (a server of its
 // own, log_min_duration_statement = 0) shows $1 and the value apart; MariaDB's general log
 // shows the prepared statement with ?.

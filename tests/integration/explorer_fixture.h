@@ -6,7 +6,9 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -28,6 +30,7 @@ struct ExplorerEnv {
   std::unique_ptr<api::ApiServer> server;
   std::string key, other_key;
   std::string pg_id, my_id;
+  std::string file_root;  // DBS_FILE_ROOTS of the server: data/scores.csv, data/events.jsonl
 
   static ExplorerEnv*& Instance() {
     static ExplorerEnv* e = nullptr;
@@ -64,6 +67,14 @@ struct ExplorerEnv {
     auto other = api::CreateApiKey(env->config.get(), "other");
     ASSERT_TRUE(other.ok());
     env->other_key = *other;
+    // The server's file root, with a CSV and a JSON Lines file.
+    env->file_root = std::filesystem::canonical(env->dir).string() + "/files";
+    std::filesystem::create_directories(env->file_root + "/data");
+    std::ofstream(env->file_root + "/data/scores.csv") << "id,score\n1,9.5\n2,7.25\n3,8\n";
+    std::ofstream(env->file_root + "/data/events.jsonl")
+        << "{\"id\": 1, \"kind\": \"login\"}\n{\"id\": 3, \"kind\": \"logout\"}\n";
+    std::ofstream(env->file_root + "/top.csv") << "a\n1\n";
+    setenv("DBS_FILE_ROOTS", env->file_root.c_str(), 1);
     api::ApiServerOptions ao;
     ao.port = 0;
     auto s = api::ApiServer::Start(ao, env->nats.get(), env->config.get(), env->secrets.get());

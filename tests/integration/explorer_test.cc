@@ -4,7 +4,11 @@
 // table browser and ER diagrams (explorer_browse_test.cc).
 #include "explorer_fixture.h"
 
+#include <duckdb.h>
+
 #include <atomic>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 namespace dbs {
@@ -274,6 +278,63 @@ TEST_F(Console, HistoryPerKeySearchable) {
   EXPECT_FALSE(h.second["items"][0]["error"].is_null());
   h = env().Get("/api/v1/explorer/history?search=history_probe", env().other_key);
   EXPECT_EQ(h.second["total"], 0) << "history is per key";
+}
+
+// The raw answer of a download.
+std::pair<int, std::string> Download(ExplorerEnv& env, const json& body) {
+  httplib::Client c("127.0.0.1", env.server->port());
+  c.set_read_timeout(60, 0);
+  auto r = c.Post("/api/v1/explorer/console/download", {{"X-API-Key", env.key}}, body.dump(),
+                  "application/json");
+  if (!r) return {-1, ""};
+  return {r->status, r->body};
+}
+
+TEST_F(Console, DownloadsAsCsvJsonlAndParquet) {
+  auto r = Download(env(), Run(env().pg_id,
+                               "SELECT 1 AS id, 'a,b' AS t UNION ALL SELECT 2, 'q\"x\nz' UNION "
+                               "ALL SELECT 3, NULL ORDER BY 1",
+                               {{"format", "csv"}}));
+  ASSERT_EQ(r.first, 200) << r.second;
+  EXPECT_EQ(r.second, "id,t\r\n1,\"a,b\"\r\n2,\"q\"\"x\nz\"\r\n3,\r\n");
+  for (const std::string& conn : {env().pg_id, env().my_id}) {
+    const std::string sql = conn == env().pg_id
+                                ? "SELECT g AS id FROM generate_series(1, 2500) g ORDER BY g"
+                                : "SELECT id FROM explorer_db.numbers ORDER BY id";
+    r = Download(env(), Run(conn, sql, {{"format", "jsonl"}}));
+    ASSERT_EQ(r.first, 200) << r.second;
+    std::istringstream lines(r.second);
+    std::string line;
+    int64_t n = 0;
+    while (std::getline(lines, line)) {
+      ASSERT_EQ(json::parse(line), json({{"id", ++n}}));
+    }
+    EXPECT_EQ(n, 2500);
+    r = Download(env(), Run(conn, sql, {{"format", "parquet"}}));
+    ASSERT_EQ(r.first, 200) << r.second.substr(0, 500);
+    const std::string file = env().dir + "/download.parquet";
+    std::ofstream(file, std::ios::binary) << r.second;
+    duckdb_database db;
+    duckdb_connection con;
+    ASSERT_EQ(duckdb_open(nullptr, &db), DuckDBSuccess);
+    ASSERT_EQ(duckdb_connect(db, &con), DuckDBSuccess);
+    duckdb_result res;
+    ASSERT_EQ(
+        duckdb_query(con, ("SELECT count(*), sum(id) FROM read_parquet('" + file + "')").c_str(),
+                     &res),
+        DuckDBSuccess)
+        << duckdb_result_error(&res);
+    EXPECT_EQ(duckdb_value_int64(&res, 0, 0), 2500);
+    EXPECT_EQ(duckdb_value_int64(&res, 1, 0), 3126250);
+    duckdb_destroy_result(&res);
+    duckdb_disconnect(&con);
+    duckdb_close(&db);
+  }
+  // A statement error is an error status, not a broken download.
+  r = Download(env(), Run(env().pg_id, "SELECT * FROM nope_table", {{"format", "csv"}}));
+  EXPECT_EQ(r.first, 404) << r.second;
+  r = Download(env(), Run(env().pg_id, "SELECT 1", {{"format", "xlsx"}}));
+  EXPECT_EQ(r.first, 400) << r.second;
 }
 
 TEST_F(Console, BadRequests) {

@@ -179,6 +179,17 @@ TEST_F(FederatedApi, RefusesWritesAndBadRequests) {
   EXPECT_EQ(still.second["rows"], json::parse("[[3]]"));
 }
 
+TEST_F(FederatedApi, AliasesDefaultByKind) {
+  json body = {{"sources", {{{"connectionId", env->pg_id}}, {{"connectionId", env->my_id}},
+                            {{"alias", "pg1"}, {"connectionId", env->my_id}}}},
+               {"sql", "SELECT (SELECT count(*) FROM pg2.customers) + (SELECT count(*) FROM "
+                       "my1.orders) + (SELECT count(*) FROM pg1.orders) AS n"}};
+  auto r = Post("/api/v1/explorer/federated", body);
+  ASSERT_EQ(r.first, 200) << r.second.dump();
+  EXPECT_EQ(r.second["aliases"], json::array({"pg2", "my1", "pg1"})) << "pg1 was taken";
+  EXPECT_EQ(r.second["rows"], json::parse("[[9]]"));
+}
+
 TEST_F(FederatedApi, RoutesAreInTheOpenApiDocument) {
   std::set<std::string> routes;
   for (const auto& r : api::ApiServer::Routes()) routes.insert(r.method + " " + r.path);

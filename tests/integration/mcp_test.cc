@@ -58,8 +58,8 @@ TEST(Mcp, OfficialSdkClientOverHttpAndStdio) {
       "/tests/mcp' && MCP_URL='http://127.0.0.1:" + std::to_string(env.server->port()) +
       "' MCP_KEY='" + env.key + "' DBSTREAMS_BIN='" + DBS_DBSTREAMS_BIN + "' PG_CONN='" +
       env.pg_id + "' MY_CONN='" + env.my_id + "' RUN_ID='" + run.id + "' PLANTED='" + planted +
-      "' SECRETS='" + kSecret + "," + (*pg)->password() + "," + (*my)->password() + "," + env.key +
-      "' '" + DBS_NODE_BIN + "' mcp_client.mjs 2>&1";
+      "' FILE_ROOT='" + env.file_root + "' SECRETS='" + kSecret + "," + (*pg)->password() + "," +
+      (*my)->password() + "," + env.key + "' '" + DBS_NODE_BIN + "' mcp_client.mjs 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string out;

@@ -45,9 +45,9 @@ function refused(r, pattern) {
 }
 
 const expectedTools = [
-  'describe_table', 'federated_explain', 'federated_run', 'get_run', 'list_connections',
-  'list_databases', 'list_schemas', 'list_streams', 'list_tables', 'run_logs', 'run_select',
-  'sample_rows',
+  'describe_table', 'federated_explain', 'federated_run', 'file_sample', 'file_schema',
+  'get_run', 'list_connections', 'list_databases', 'list_files', 'list_schemas', 'list_streams',
+  'list_tables', 'run_logs', 'run_select', 'sample_rows',
 ];
 
 async function suite(label, makeTransport) {
@@ -147,6 +147,17 @@ async function suite(label, makeTransport) {
     const text = JSON.stringify(l.logs);
     assert.ok(text.includes(env.PLANTED), text);
     assert.ok(text.includes('[redacted]'), text);
+  });
+  await check(`${label}: list_files, file_schema, file_sample`, async () => {
+    const roots = ok(await call(client, 'list_files', {}));
+    assert.deepEqual(roots.roots, [env.FILE_ROOT]);
+    const l = ok(await call(client, 'list_files', { root: env.FILE_ROOT, path: 'data' }));
+    assert.ok(l.entries.some((e) => e.name === 'scores.csv'), JSON.stringify(l));
+    const s = ok(await call(client, 'file_schema', { root: env.FILE_ROOT, path: 'data/scores.csv' }));
+    assert.deepEqual(s.columns, [{ name: 'id', type: 'BIGINT' }, { name: 'score', type: 'DOUBLE' }]);
+    const r = ok(await call(client, 'file_sample', { root: env.FILE_ROOT, path: 'data/scores.csv', limit: 1 }));
+    assert.deepEqual(r.rows, [[1, 9.5]]);
+    refused(await call(client, 'file_sample', { root: env.FILE_ROOT, path: '../../../etc/passwd' }));
   });
   await check(`${label}: unknown tools and arguments`, async () => {
     await assert.rejects(client.callTool({ name: 'drop_everything', arguments: {} }));
