@@ -6,10 +6,15 @@
 //
 // Signs in (a wrong key first), creates and tests a MariaDB and a PostgreSQL connection,
 // creates a MariaDB -> PostgreSQL load stream in the guided editor (and sees a validation error
-// next to its field), starts it, watches the monitoring page reach 100% and `completed`, opens
-// the run history, usage and live logs, sees the 409 of deleting a connection in use, checks the
-// static serving (content types, cache headers, SPA fallback, no traversal, API still behind the
-// key), and finally stops the server and sees the "unreachable" message. Screenshots go to --out.
+// next to its field), starts it, watches the monitoring page reach 100%, `completed` and the
+// verification result, opens the run history, usage and live logs, the System and API keys
+// screens (a key created, used, revoked), the Data Explorer (tree, table data with sorting,
+// paging and a filter, structure, ER diagram exported as SVG and PNG, the SQL console with
+// completion, a query, an error, a slow query cancelled on the server, a federated join), a
+// load+cdc stream whose CDC numbers move, the 409 of deleting a connection in use, a narrow
+// window and the dark theme; checks every main screen with axe-core; checks the static serving
+// (content types, cache headers, SPA fallback, no traversal, API still behind the key); and
+// finally stops the server and sees the "unreachable" messages. Screenshots go to --out.
 import { spawn, execFile, execFileSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import fs from 'node:fs'
@@ -72,9 +77,20 @@ function startTestenv() {
   })
 }
 
+// A folder the explorer may read (DBS_FILE_ROOTS), with a CSV and a JSON Lines file.
+function makeFiles() {
+  const root = path.join(tmp, 'files')
+  fs.mkdirSync(path.join(root, 'exports'), { recursive: true })
+  const lines = ['id,city,amount']
+  for (let i = 1; i <= 250; i++) lines.push(`${i},${['Lisbon', 'Oslo', 'Quito'][i % 3]},${(i * 1.25).toFixed(2)}`)
+  fs.writeFileSync(path.join(root, 'exports', 'sales.csv'), lines.join('\n') + '\n')
+  fs.writeFileSync(path.join(root, 'exports', 'events.jsonl'), '{"kind":"start","at":"2026-01-01T00:00:00Z"}\n{"kind":"stop","at":"2026-01-01T00:05:00Z"}\n')
+  return root
+}
+
 function startServer() {
   const p = spawn(bin, ['serve', '--data-dir', path.join(tmp, 'data'), '--port', '0', '--nats-port', '0', '--ui-dir', uiDir, '--log-level', 'info'],
-    { stdio: ['ignore', 'pipe', 'pipe'] })
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DBS_FILE_ROOTS: makeFiles() } })
   children.push(p)
   const serverLog = fs.createWriteStream(path.join(out, 'server.log'))
   p.stderr.pipe(serverLog)
@@ -234,6 +250,19 @@ async function explorer(page, api) {
   const png = fs.readFileSync(await pngDl.path())
   check(png.subarray(1, 4).toString() === 'PNG' && png.length > 5000, `the ER diagram exports as PNG (${pngDl.suggestedFilename()}, ${png.length} bytes)`)
 
+  // The file browser: the server's folder, a CSV previewed with its columns and first rows.
+  await tree.locator('.n-tree-node', { hasText: /^Files$/ }).click()
+  await tree.locator('.n-tree-node', { hasText: /files$/ }).first().click()
+  await tree.locator('.n-tree-node', { hasText: /^exports$/ }).click()
+  await tree.locator('.n-tree-node', { hasText: /sales\.csv/ }).click()
+  const preview = page.locator('[data-test=file-preview]')
+  await preview.locator('.n-data-table-tbody tr').first().waitFor({ timeout: 20000 })
+  const header = await preview.locator('thead').innerText()
+  check(/city/.test(header) && /amount/.test(header) && (await page.locator('[data-test=file-columns]').innerText()).includes('3 columns') &&
+    (await preview.innerText()).includes('Oslo') && (await page.locator('[data-test=result-summary]').innerText()).includes('100 rows'),
+    'the file browser previews a CSV of the server\'s folder (3 columns, the first 100 rows)')
+  await shot(page, '22b-file-preview')
+  await axe(page, 'explorer, file preview')
   // Sorting (on customers: the server sorts the whole table): id descending puts 2000 first.
   await tree.locator('.n-tree-node', { hasText: /^customers$/ }).click()
   const grid = page.locator('[data-test=table-data]')
@@ -394,7 +423,7 @@ async function main() {
   await staticChecks(base, server.key)
 
   browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] })
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+  const page = await browser.newPage({ viewport: { width: 1280, height: 720 } })
   const consoleErrors = []
   page.on('pageerror', (e) => consoleErrors.push(String(e)))
 
@@ -620,7 +649,7 @@ async function main() {
   await page.locator('[data-test=table-data] .n-data-table-tbody tr').first().waitFor()
   await shot(page, '27-narrow-explorer')
   await axe(page, 'explorer, narrow window')
-  await page.setViewportSize({ width: 1280, height: 800 })
+  await page.setViewportSize({ width: 1280, height: 720 })
   await page.goto(base + '/streams')
 
   // Dark theme, then a stopped server: a readable message, never a blank screen.
