@@ -251,9 +251,15 @@ async function explorer(page, api) {
   check(png.subarray(1, 4).toString() === 'PNG' && png.length > 5000, `the ER diagram exports as PNG (${pngDl.suggestedFilename()}, ${png.length} bytes)`)
 
   // The file browser: the server's folder, a CSV previewed with its columns and first rows.
-  await tree.locator('.n-tree-node', { hasText: /^Files$/ }).click()
-  await tree.locator('.n-tree-node', { hasText: /files$/ }).first().click()
-  await tree.locator('.n-tree-node', { hasText: /^exports$/ }).click()
+  // Folders open with their switcher (the arrow); each level is loaded when it opens.
+  const open = async (name) => {
+    const node = tree.locator('.n-tree-node', { hasText: name }).first()
+    await node.waitFor()
+    await node.locator('.n-tree-node-switcher').click()
+  }
+  await open(/^Files$/)
+  await open(/files$/)
+  await open(/^exports$/)
   await tree.locator('.n-tree-node', { hasText: /sales\.csv/ }).click()
   const preview = page.locator('[data-test=file-preview]')
   await preview.locator('.n-data-table-tbody tr').first().waitFor({ timeout: 20000 })

@@ -3,10 +3,7 @@
 import { EditorView } from 'codemirror'
 import { HighlightStyle, syntaxHighlighting } from '@codemirror/language'
 import { tags as t } from '@lezer/highlight'
-import { ref } from 'vue'
-
-// The app's theme (App.vue keeps it in localStorage); editors follow it.
-export const darkMode = ref(localStorage.getItem('dbstreams.theme') === 'dark')
+export { darkMode } from './prefs'
 
 const light = HighlightStyle.define([
   { tag: t.keyword, color: '#7a0c8a' },
