@@ -251,15 +251,21 @@ async function explorer(page, api) {
   check(png.subarray(1, 4).toString() === 'PNG' && png.length > 5000, `the ER diagram exports as PNG (${pngDl.suggestedFilename()}, ${png.length} bytes)`)
 
   // The file browser: the server's folder, a CSV previewed with its columns and first rows.
-  // Folders open with their switcher (the arrow); each level is loaded when it opens.
-  const open = async (name) => {
+  // Folders open with their switcher (the arrow); each level is loaded when it opens. A click
+  // that lands while the tree re-renders after a load can be lost: try again until the child shows.
+  const open = async (name, child) => {
     const node = tree.locator('.n-tree-node', { hasText: name }).first()
     await node.waitFor()
-    await node.locator('.n-tree-node-switcher').click()
+    for (let i = 0; i < 4; i++) {
+      if (await tree.locator('.n-tree-node', { hasText: child }).count()) return
+      if (!(await node.locator('.n-tree-node-switcher--expanded').count())) await node.locator('.n-tree-node-switcher').click()
+      await tree.locator('.n-tree-node', { hasText: child }).first().waitFor({ timeout: 4000 }).catch(() => {})
+    }
+    await tree.locator('.n-tree-node', { hasText: child }).first().waitFor({ timeout: 10000 })
   }
-  await open(/^Files$/)
-  await open(/files$/)
-  await open(/^exports$/)
+  await open(/^Files$/, /files$/)
+  await open(/files$/, /^exports$/)
+  await open(/^exports$/, /sales\.csv/)
   await tree.locator('.n-tree-node', { hasText: /sales\.csv/ }).click()
   const preview = page.locator('[data-test=file-preview]')
   await preview.locator('.n-data-table-tbody tr').first().waitFor({ timeout: 20000 })
