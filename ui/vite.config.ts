@@ -12,6 +12,7 @@ export default defineConfig({
       output: {
         manualChunks(id: string) {
           if (id.includes('node_modules/chart.js')) return 'charts'
+          if (id.includes('node_modules/cytoscape') || id.includes('node_modules/dagre') || id.includes('node_modules/@dagrejs') || id.includes('node_modules/lodash')) return 'graph'
           if (id.includes('node_modules/@codemirror') || id.includes('node_modules/codemirror') || id.includes('node_modules/@lezer')) return 'editor'
           return undefined
         },

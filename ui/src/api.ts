@@ -18,15 +18,45 @@ export function signOut() {
 export interface FieldError { field: string; message: string }
 
 // kind: 'network' (server unreachable), 'auth' (401), 'http' (any other error status).
+// `message` is for people (readable(): what happened and what to do); `detail` is the server's
+// own message, as it sent it.
 export class ApiError extends Error {
+  public detail: string
   constructor(
     public kind: 'network' | 'auth' | 'http',
     public status: number,
     public code: string,
     message: string,
     public fields: FieldError[] = [],
+    detail?: string,
   ) {
     super(message)
+    this.detail = detail ?? message
+  }
+}
+
+export const UNREACHABLE = 'The dbstreams server cannot be reached. Is `dbstreams serve` running?'
+
+// The message shown for an error answer: the server's message (it says what went wrong), with
+// what the status means and what to do where the message alone does not say it.
+export function readable(status: number, code: string, message: string): string {
+  const m = message.replace(/\.$/, '')
+  switch (status) {
+    case 400: return m
+    case 401: return 'The API key is not valid (or was revoked).'
+    case 404: return `Not found: ${m}. It may have been deleted meanwhile; reload the page.`
+    case 409: return `${m}. (Conflict with the current state: the action is refused until that changes.)`
+    case 413: return `${m}. The request is too large for the server.`
+    case 415: return `${m}. The server expects JSON.`
+    case 429: return 'Too many requests in a short time: wait a few seconds and try again.'
+    case 501: return `Not supported: ${m}.`
+    case 502: case 504: return UNREACHABLE
+    case 503:
+      if (code === 'timeout' || /timeout|timed out/i.test(m)) return `${m}. The statement ran longer than its time limit.`
+      return `${m}. A service it needs is unavailable: is dbstreams serve (or stream-reader/stream-writer --service, and NATS) running?`
+    default:
+      if (status >= 500) return `The server failed: ${m}. Its log (Logs screen, or the terminal of dbstreams serve) has the details.`
+      return m
   }
 }
 
@@ -41,7 +71,7 @@ async function raw(method: string, path: string, body?: unknown, key = session.k
     res = await fetch(BASE + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal })
   } catch (e) {
     if ((e as Error).name === 'AbortError') throw e
-    throw new ApiError('network', 0, 'unreachable', 'The dbstreams server cannot be reached. Is `dbstreams serve` running?')
+    throw new ApiError('network', 0, 'unreachable', UNREACHABLE)
   }
   if (res.ok) return res
   let code = 'http_' + res.status, message = res.statusText || 'request failed', fields: FieldError[] = []
@@ -55,22 +85,20 @@ async function raw(method: string, path: string, body?: unknown, key = session.k
   } catch { /* not JSON: a proxy or a stopped server */ }
   if (res.status === 401) {
     if (key === session.key && session.key) onUnauthorized()
-    throw new ApiError('auth', 401, code, 'The API key is not valid (or was revoked).')
+    throw new ApiError('auth', 401, code, readable(401, code, message), [], message)
   }
-  if (res.status === 502 || res.status === 504) {
-    throw new ApiError('network', res.status, code, 'The dbstreams server cannot be reached. Is `dbstreams serve` running?')
-  }
-  throw new ApiError('http', res.status, code, message, fields)
+  const kind = res.status === 502 || res.status === 504 ? 'network' : 'http'
+  throw new ApiError(kind, res.status, code, readable(res.status, code, message), fields, message)
 }
 
-export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await raw(method, path, body)
+export async function api<T = any>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  const res = await raw(method, path, body, session.key, signal)
   if (res.status === 204) return undefined as T
   const text = await res.text()
   return (text ? JSON.parse(text) : undefined) as T
 }
 export const get = <T = any>(p: string) => api<T>('GET', p)
-export const post = <T = any>(p: string, b: unknown = {}) => api<T>('POST', p, b)
+export const post = <T = any>(p: string, b: unknown = {}, signal?: AbortSignal) => api<T>('POST', p, b, signal)
 export const put = <T = any>(p: string, b: unknown) => api<T>('PUT', p, b)
 export const del = (p: string) => api<void>('DELETE', p)
 
@@ -124,13 +152,36 @@ export interface Run {
   rows: number; bytes: number; startedAt: number; endedAt: number | null;  // unix ms
   readerService?: string
 }
+export interface Verification { ok: boolean; tables: { source: string; target: string; rows: number; match: boolean }[] }
 export interface TableProgress { name: string; estimatedRows: number; rowsRead: number; rowsWritten: number; progress: number | null }
 export interface RunStatus extends Run {
   tables: TableProgress[]; rowsPerSecond: number; bytesPerSecond: number; progress: number | null
   cdcLagMs: number | null; cdcChanges?: number; recentLogs?: LogRecord[]
+  writerServices?: string[]; verification?: Verification | null
+}
+export interface ApiKey {
+  id: string; name: string; prefix: string; createdAt: number; expiresAt: number | null
+  revokedAt: number | null; state: 'active' | 'expired' | 'revoked'
+}
+export interface Health { status: 'ok' | 'degraded'; nats: boolean; readers: number; writers: number }
+export interface Service {
+  kind: 'reader' | 'writer'; id: string; host?: string; pid?: number; version?: string
+  startedAt?: number; ts?: number; runs?: { run: string; stream: string; state: string }[]
+  alive: boolean; lastSeenMs: number
 }
 export interface Stream { id: string; name: string; config: any; createdAt: number; updatedAt: number; lastRun: Run | null }
 export interface LogRecord { ts?: string | number; level?: string; msg?: string; service?: string; stream?: string; [k: string]: unknown }
 
 export const ACTIVE: RunState[] = ['starting', 'running', 'paused', 'stopping']
 export const isActive = (r: Run | null | undefined) => !!r && ACTIVE.includes(r.state)
+
+// Every item of a paged list route (`limit` at most 500 per page), up to `max` items.
+export async function getAll<T>(path: string, max = 5000): Promise<T[]> {
+  const out: T[] = []
+  const sep = path.includes('?') ? '&' : '?'
+  for (;;) {
+    const page = await get<{ items: T[]; total: number }>(`${path}${sep}limit=500&offset=${out.length}`)
+    out.push(...page.items)
+    if (!page.items.length || out.length >= page.total || out.length >= max) return out
+  }
+}

@@ -14,6 +14,9 @@ export const router = createRouter({
     { path: '/runs/:id', component: () => import('./views/RunMonitor.vue'), props: true },
     { path: '/usage', component: () => import('./views/Usage.vue') },
     { path: '/logs', component: () => import('./views/Logs.vue') },
+    { path: '/explorer', component: () => import('./views/Explorer.vue') },
+    { path: '/apikeys', component: () => import('./views/ApiKeys.vue') },
+    { path: '/system', component: () => import('./views/System.vue') },
     { path: '/:rest(.*)*', component: () => import('./views/NotFound.vue') },
   ],
 })
