@@ -674,6 +674,22 @@ TEST_F(MariaDbFailedRunTest, RejectedValueNamesSourceTableColumnAndKey) {
   ASSERT_FALSE(r.ok()) << "digits beyond the 30 decimals must not be cut silently";
   EXPECT_NE(r.status().ToString().find("key (id)=(1555)"), std::string::npos)
       << r.status().ToString();
+
+  // Two writers, and bookkeeping another stream keeps in the target: the second writer to learn
+  // of the failure finds the run abandoned already, and says only the cause.
+  ASSERT_TRUE(maria_
+                  ->Exec("CREATE DATABASE IF NOT EXISTS `_dbstreams`; CREATE TABLE IF NOT EXISTS "
+                         "`_dbstreams`.`keepme` (x int); INSERT INTO `_dbstreams`.`keepme` "
+                         "VALUES (1)")
+                  .ok());
+  r = Run(Config(j), 2);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().ToString().find("cleaning up the target failed"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_EQ(MScalar("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
+                    "'fidm_err_dst'"),
+            "0");
+  ASSERT_TRUE(maria_->Exec("DROP TABLE `_dbstreams`.`keepme`").ok());
 }
 
 }  // namespace

@@ -158,16 +158,22 @@ TEST(ServeRestart, KilledMidLoadThenStartedAgainEndsExactOrFailed) {
   const std::string first = start();
   ASSERT_FALSE(first.empty());
   // Kill everything once rows are being written (before the load is complete).
+  // A deadline, not a count of polls: on a busy machine the first bundles take a while.
   bool writing = false;
-  for (int i = 0; i < 600 && !writing; ++i) {
+  json seen;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(180);
+  while (!writing && std::chrono::steady_clock::now() < until) {
     auto r = serve.Call("GET", "/api/v1/runs/" + first);
-    ASSERT_NE(r.second.value("state", ""), "completed") << "the load finished before the kill";
-    for (const json& t : r.second.value("tables", json::array())) {
+    seen = r.second;
+    const std::string st = seen.value("state", "");
+    ASSERT_NE(st, "completed") << "the load finished before the kill";
+    ASSERT_NE(st, "failed") << seen.dump();
+    for (const json& t : seen.value("tables", json::array())) {
       writing = writing || t.value("rowsWritten", 0) > 0;
     }
     if (!writing) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ASSERT_TRUE(writing);
+  ASSERT_TRUE(writing) << "no rows written yet: " << seen.dump();
   serve.Kill();
 
   ASSERT_NO_FATAL_FAILURE(serve.Start());

@@ -1320,6 +1320,9 @@ Result<std::vector<std::string>> MysqlSink::AbandonStream(bool keep_partial) {
     std::string run;
     DBS_ASSIGN_OR_RETURN(bool ended, HasPhase("", "run", &run));
     if (ended && run == "swapped") return Status::Ok();  // the new data is in
+    // Another writer of the run abandoned it already (its shadow databases are gone, which
+    // would look like a swap in progress below).
+    if (ended && run == "failed") return Status::Ok();
     const std::string stream = conn_->Literal(options_.stream);
     DBS_ASSIGN_OR_RETURN(auto rows,
                          conn_->Query("SELECT `tbl`, `info` FROM `_dbstreams`.`state` WHERE "
@@ -1659,7 +1662,12 @@ Result<size_t> MysqlSink::ApplyChanges(const ChangeBatch& batch) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const TableSchema& t = *plan.steps[i].table;
     auto it = plans_.find(t.schema + "\n" + t.name);
-    if (it != plans_.end() && it->second->source_columns != t.columns.size()) plans_.erase(it);
+    // Changes come only after the load was swapped in (by this writer or another one, whose
+    // swap this writer's plans did not see): a plan that still writes to a shadow is stale.
+    if (it != plans_.end() &&
+        (it->second->source_columns != t.columns.size() || !it->second->shadow.empty())) {
+      plans_.erase(it);
+    }
     DBS_ASSIGN_OR_RETURN(plans[i], PlanFor(t));
   }
   const std::string lit = conn_->Literal(stream);
