@@ -20,9 +20,12 @@ export const lightOverrides: GlobalThemeOverrides = {
   },
   // The switch's own text (Logs: pause, follow) is white on its rail.
   Switch: { railColor: 'rgb(112, 112, 112)' },
+  // "No data" placeholders (stock: #c2c2c2 on white, 1.8:1).
+  Empty: { textColor: 'rgb(96, 101, 106)' },
   Steps: { headerTextColorWait: 'rgb(51, 54, 57)', headerTextColorFinish: 'rgb(51, 54, 57)', descriptionTextColorWait: 'rgb(96, 101, 106)', descriptionTextColorFinish: 'rgb(96, 101, 106)' },
 }
 export const darkOverrides: GlobalThemeOverrides = {
   common: { borderRadius: '6px', textColor3: 'rgba(255, 255, 255, 0.62)' },
+  Empty: { textColor: 'rgba(255, 255, 255, 0.62)' },
   Steps: { headerTextColorWait: 'rgba(255, 255, 255, 0.82)', headerTextColorFinish: 'rgba(255, 255, 255, 0.82)', descriptionTextColorWait: 'rgba(255, 255, 255, 0.62)', descriptionTextColorFinish: 'rgba(255, 255, 255, 0.62)' },
 }
