@@ -552,6 +552,11 @@ async function main() {
   const vText = await verification.innerText()
   check(/Verified: source and target match/.test(vText) && /shop\.orders/.test(vText) && /400,000/.test(vText) && !/differs/.test(vText),
     'the monitor shows the verification result: every table matches (shop.orders, 400,000 rows)')
+  // The same report ends every run: the tables and the schema objects of this one.
+  const report = page.locator('[data-test=run-report]')
+  await report.waitFor({ timeout: 20000 })
+  check(/3 tables/.test(await report.locator('[data-test=plan-summary]').innerText()) && /shop\.orders/.test(await report.innerText()),
+    'the monitor shows the run report (3 tables, shop.orders)')
   await shot(page, '08-run-completed')
   await axe(page, 'run monitor, completed and verified')
 
@@ -564,6 +569,16 @@ async function main() {
   check(true, 'the run history shows the run as verified (3 tables)')
   await shot(page, '09-stream-history')
   await axe(page, 'stream detail and run history')
+  // The plan: what another run would do, without writing (the target tables exist now).
+  await page.click('[data-test=preview-plan]')
+  const plan = page.locator('[data-test=plan]').first()
+  await plan.locator('[data-test=plan-table]').first().waitFor({ timeout: 30000 })
+  const planText = await plan.innerText()
+  check((await plan.locator('[data-test=plan-table]').count()) === 3 && /shop\.orders/.test(planText) && /Plan \(nothing written yet\)/.test(planText),
+    'Preview plan shows the three tables with their actions, without running')
+  check(/into the existing table/.test(planText), 'the plan says the tables now exist and what the run would write into them')
+  await shot(page, '09b-plan')
+  await axe(page, 'stream plan')
   // Edit: the editor loads the saved stream; a changed bundle size is saved.
   await page.click('button:has-text("Edit")')
   await page.waitForURL(/\/edit$/)

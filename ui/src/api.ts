@@ -154,10 +154,14 @@ export interface Run {
 }
 export interface Verification { ok: boolean; tables: { source: string; target: string; rows: number; match: boolean }[] }
 export interface TableProgress { name: string; estimatedRows: number; rowsRead: number; rowsWritten: number; progress: number | null }
+// What a run would do (POST /streams/{id}/plan) or did (a run's `report`).
+export interface TablePlan { source: string; target: string; action: string; statements: string[]; warnings: string[]; estimatedRows?: number }
+export interface ObjectOutcome { kind: string; source: string; migrated: boolean; target?: string; reason?: string; definition?: string }
+export interface RunPlan { tables: TablePlan[]; objects: ObjectOutcome[] }
 export interface RunStatus extends Run {
   tables: TableProgress[]; rowsPerSecond: number; bytesPerSecond: number; progress: number | null
   cdcLagMs: number | null; cdcChanges?: number; recentLogs?: LogRecord[]
-  writerServices?: string[]; verification?: Verification | null
+  writerServices?: string[]; verification?: Verification | null; report?: RunPlan | null
 }
 export interface ApiKey {
   id: string; name: string; prefix: string; createdAt: number; expiresAt: number | null
