@@ -341,6 +341,14 @@ async function explorer(page, api) {
   check((await page.locator('[data-test=sql-result]').innerText()).includes('customer '), 'a query in the SQL console (MariaDB SQL) shows its rows (5 rows)')
   await shot(page, '24-sql-console')
   await axe(page, 'SQL console')
+  // The whole result from the server (the statement again, read-only, streamed from a cursor).
+  const [whole] = await Promise.all([page.waitForEvent('download'), page.click('[data-test=download-csv]')])
+  const wholeCsv = fs.readFileSync(await whole.path(), 'utf8').trim().split(/\r?\n/)
+  check(wholeCsv.length === 6 && /^"?id"?,"?name"?,"?orders"?,"?total"?$/.test(wholeCsv[0]) && /^"?1"?,/.test(wholeCsv[1]),
+    `the whole result downloads from the server as CSV (${whole.suggestedFilename()}: a header and 5 rows)`)
+  const [pq] = await Promise.all([page.waitForEvent('download'), page.click('[data-test=download-parquet]')])
+  const pqBytes = fs.readFileSync(await pq.path())
+  check(pqBytes.subarray(0, 4).toString() === 'PAR1' && pqBytes.subarray(-4).toString() === 'PAR1', `and as Parquet (${pq.suggestedFilename()}, ${pqBytes.length} bytes)`)
   // An error, readable.
   await setSql('SELECT * FROM shop.nope')
   await page.click('[data-test=run-sql]')

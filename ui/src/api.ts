@@ -97,6 +97,10 @@ export async function api<T = any>(method: string, path: string, body?: unknown,
   const text = await res.text()
   return (text ? JSON.parse(text) : undefined) as T
 }
+// A POST whose answer is a file (not JSON): its bytes, or the API's error as for api().
+export async function postForBlob(path: string, body: unknown, signal?: AbortSignal): Promise<Blob> {
+  return (await raw('POST', path, body, session.key, signal)).blob()
+}
 export const get = <T = any>(p: string) => api<T>('GET', p)
 export const post = <T = any>(p: string, b: unknown = {}, signal?: AbortSignal) => api<T>('POST', p, b, signal)
 export const put = <T = any>(p: string, b: unknown) => api<T>('PUT', p, b)
