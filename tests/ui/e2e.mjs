@@ -311,6 +311,13 @@ async function explorer(page, api) {
   await page.locator('[data-test=structure] td', { hasText: 'customer_id' }).first().waitFor()
   check((await page.locator('.st').innerText()).includes('customers(id)'), 'the structure shows the columns and the foreign key to customers(id)')
   await axe(page, 'explorer, structure')
+  // The column profile of orders (first 10,000 rows).
+  await page.click('[data-test=run-profile]')
+  const prof = page.locator('[data-test=profile]')
+  await prof.locator('td', { hasText: 'customer_id' }).first().waitFor({ timeout: 30000 })
+  check(/10,000 rows \(a sample\)/.test(await page.locator('[data-test=profile-summary]').innerText()) && /0\.0 %/.test(await prof.innerText()),
+    'the column profile of orders shows each column (min, max, nulls, distinct) over a 10,000-row sample')
+  await axe(page, 'explorer, column profile')
 
   // SQL console.
   await page.click('.n-tabs-tab:has-text("SQL console")')
