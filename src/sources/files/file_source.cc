@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 
@@ -202,6 +203,25 @@ std::string Reader(const TableInfo& t, const std::string& file) {
   return "";
 }
 
+// DuckDB's error about `file`, without its advice section, on one line:
+// "<file>: Conversion Error: CSV Error on Line: 30002; Original Line: ...; Error when
+// converting column "amount". Could not convert string "12x" to 'BIGINT'".
+Status FileError(const std::string& file, const Status& s) {
+  std::string msg = s.message();
+  for (const char* cut : {"\n\n", "\nPossible", "\nColumn "}) {
+    if (size_t at = msg.find(cut); at != std::string::npos) msg.resize(at);
+  }
+  for (char& c : msg) {
+    if (c == '\n') c = ';';
+  }
+  std::string out;
+  for (size_t i = 0; i < msg.size(); ++i) {
+    out += msg[i];
+    if (msg[i] == ';' && (i + 1 >= msg.size() || msg[i + 1] != ' ')) out += ' ';
+  }
+  return Status(s.code(), Retry::kFail, file + ": " + out);
+}
+
 template <typename T>
 const T* Data(duckdb_vector v) {
   return static_cast<const T*>(duckdb_vector_get_data(v));
@@ -346,7 +366,7 @@ class FileRowReader : public RowReader {
     while (true) {
       if (stream_) {
         auto c = stream_->Next();
-        if (!c.ok()) return c.status().WithContext(t_->where.files[file_index_ - 1]);
+        if (!c.ok()) return FileError(t_->where.files[file_index_ - 1], c.status());
         if (*c != nullptr) {
           chunk_ = *c;
           chunk_rows_ = duckdb_data_chunk_get_size(chunk_);
@@ -366,7 +386,7 @@ class FileRowReader : public RowReader {
       sql += " FROM " + Reader(*t_, file);
       if (!filter_.empty()) sql += " WHERE " + filter_;
       auto s = duck_->Stream(sql);
-      if (!s.ok()) return s.status().WithContext(file);
+      if (!s.ok()) return FileError(file, s.status());
       stream_ = std::move(s).value();
     }
   }
@@ -578,22 +598,10 @@ class FileSource : public Source {
     }
     const std::string& first = info->where.files.front();
     if (info->where.format == FileFormat::kCsv) {
-      // The dialect and types DuckDB found, as read_csv arguments for every file of the table.
-      auto sniffed = duck_->Query("SELECT Prompt FROM sniff_csv(" + SqlString(first) + ")");
-      if (!sniffed.ok()) return sniffed.status().WithContext(first);
-      std::optional<std::string> prompt = sniffed->Text(0, 0);
-      const size_t open = prompt ? prompt->find('(') : std::string::npos;
-      const size_t comma =
-          prompt ? prompt->find(',', prompt->find('\'', open + 2) + 1) : std::string::npos;
-      const size_t close = prompt ? prompt->rfind(')') : std::string::npos;
-      if (!prompt || open == std::string::npos || comma == std::string::npos ||
-          close == std::string::npos || close < comma) {
-        return Status::InvalidArgument(first + ": DuckDB could not sniff the CSV dialect");
-      }
-      info->csv_options = prompt->substr(comma, close - comma) + ", allow_quoted_nulls = false";
+      DBS_ASSIGN_OR_RETURN(info->csv_options, SniffCsv(first));
     }
     auto d = duck_->Query("DESCRIBE SELECT * FROM " + Reader(*info, first));
-    if (!d.ok()) return d.status().WithContext(first);
+    if (!d.ok()) return FileError(first, d.status());
     for (size_t r = 0; r < d->rows(); ++r) {
       const std::string name = d->Text(0, r).value_or("");
       const std::string type = d->Text(1, r).value_or("VARCHAR");
@@ -604,6 +612,83 @@ class FileSource : public Source {
     }
     if (info->schema.columns.empty()) return Status::InvalidArgument(first + " has no columns");
     return Status::Ok();
+  }
+
+  // read_csv arguments (after the file name) for every file of a CSV table: DuckDB's sniffed
+  // dialect and types. When the sniffer fails or is fooled into one column holding the
+  // delimiter (a row with a different field count does that), the file is parsed strictly with
+  // the extension's delimiter and text columns, so that the bad row is named by its line.
+  Result<std::string> SniffCsv(const std::string& file) {
+    const bool tsv = file.find(".tsv") != std::string::npos;
+    const char delim = tsv ? '\t' : ',';
+    auto sniffed = duck_->Query("SELECT Prompt FROM sniff_csv(" + SqlString(file) + ")");
+    std::optional<std::string> prompt;
+    if (sniffed.ok()) prompt = sniffed->Text(0, 0);
+    const size_t open = prompt ? prompt->find('(') : std::string::npos;
+    const size_t comma =
+        open == std::string::npos ? open : prompt->find(',', prompt->find('\'', open + 2) + 1);
+    const size_t close = prompt ? prompt->rfind(')') : std::string::npos;
+    if (comma != std::string::npos && close != std::string::npos && close > comma) {
+      std::string opts = prompt->substr(comma, close - comma);
+      const size_t cols = opts.find("columns={");
+      const size_t cols_end = opts.find('}', cols);
+      const std::string columns =
+          cols == std::string::npos ? "" : opts.substr(cols, cols_end - cols);
+      // One sniffed column whose name holds the delimiter: the dialect is wrong.
+      const bool fooled =
+          columns.find("': '") == columns.rfind("': '") && columns.find(delim) != std::string::npos;
+      if (!fooled) {
+        if (size_t sm = opts.find("strict_mode=false"); sm != std::string::npos) {
+          opts.replace(sm, 17, "strict_mode=true");
+        } else {
+          opts += ", strict_mode=true";
+        }
+        return opts + ", allow_quoted_nulls = false";
+      }
+    }
+    DBS_ASSIGN_OR_RETURN(std::vector<std::string> names, HeaderNames(file, delim));
+    std::string opts = std::string(", auto_detect = false, header = true, delim = ") +
+                       (tsv ? "'\t'" : "','") +
+                       ", quote = '\"', escape = '\"', strict_mode = true, "
+                       "allow_quoted_nulls = false, columns = {";
+    for (size_t i = 0; i < names.size(); ++i) {
+      opts += (i ? ", " : "") + SqlString(names[i]) + ": 'VARCHAR'";
+    }
+    opts += "}";
+    // Reads the file once: a malformed row fails here, with its line.
+    auto checked = duck_->Query("SELECT count(*) FROM read_csv(" + SqlString(file) + opts + ")");
+    if (!checked.ok()) return FileError(file, checked.status());
+    return opts;
+  }
+
+  // The fields of a CSV file's first line (double quotes, "" inside them).
+  static Result<std::vector<std::string>> HeaderNames(const std::string& file, char delim) {
+    std::ifstream in(file, std::ios::binary);
+    std::string line;
+    if (!in || !std::getline(in, line)) return Status::InvalidArgument(file + " is empty");
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::vector<std::string> out(1);
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      const char c = line[i];
+      if (quoted) {
+        if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+          out.back() += '"';
+          ++i;
+        } else if (c == '"') {
+          quoted = false;
+        } else {
+          out.back() += c;
+        }
+      } else if (c == '"') {
+        quoted = true;
+      } else if (c == delim) {
+        out.emplace_back();
+      } else {
+        out.back() += c;
+      }
+    }
+    return out;
   }
 
   std::string path_;
