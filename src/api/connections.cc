@@ -151,6 +151,14 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
     std::string m = cfg.status().message();
     return Status::InvalidArgument(m);
   }
+  // File connections name a folder of this server: through the API that would let any key
+  // holder write anywhere the server may. They are for stream files (dbstreams run) until the
+  // API confines them to configured roots.
+  if (cfg->engine == Engine::kFile) {
+    return Field("url",
+                 "file:// connections are not available through the API yet; use them in a "
+                 "stream file with dbstreams run");
+  }
   if (!cfg->password.empty()) in.password = cfg->password;
   json spec = {{"engine", std::string(EngineName(cfg->engine))},
                {"host", cfg->host},

@@ -4,7 +4,17 @@
 
 namespace dbs {
 
-std::string_view EngineName(Engine e) { return e == Engine::kMysql ? "mysql" : "postgres"; }
+std::string_view EngineName(Engine e) {
+  switch (e) {
+    case Engine::kMysql:
+      return "mysql";
+    case Engine::kPostgres:
+      return "postgres";
+    case Engine::kFile:
+      return "file";
+  }
+  return "postgres";
+}
 
 namespace {
 
@@ -55,6 +65,37 @@ std::string QuoteConninfo(const std::string& v) {
   return out + "'";
 }
 
+// file:///abs/path?k=v&...: the path (absolute) in `database`, the query in `params`.
+Result<ConnectionConfig> ParseFileUrl(const std::string& rest) {
+  ConnectionConfig c;
+  c.engine = Engine::kFile;
+  c.host.clear();
+  std::string path = rest, query;
+  if (size_t q = path.find('?'); q != std::string::npos) {
+    query = path.substr(q + 1);
+    path = path.substr(0, q);
+  }
+  if (path.rfind("localhost/", 0) == 0) path = path.substr(9);
+  if (path.empty() || path[0] != '/') {
+    return Status::InvalidArgument("file:// URLs need an absolute path (file:///data/out)");
+  }
+  DBS_ASSIGN_OR_RETURN(c.database, PercentDecode(path));
+  while (c.database.size() > 1 && c.database.back() == '/') c.database.pop_back();
+  size_t pos = 0;
+  while (pos < query.size()) {
+    size_t amp = query.find('&', pos);
+    if (amp == std::string::npos) amp = query.size();
+    std::string kv = query.substr(pos, amp - pos);
+    pos = amp + 1;
+    if (kv.empty()) continue;
+    size_t eq = kv.find('=');
+    DBS_ASSIGN_OR_RETURN(std::string v,
+                         PercentDecode(eq == std::string::npos ? "" : kv.substr(eq + 1)));
+    c.params[kv.substr(0, eq)] = v;
+  }
+  return c;
+}
+
 }  // namespace
 
 Result<ConnectionConfig> ParseConnectionUrl(const std::string& url) {
@@ -62,9 +103,11 @@ Result<ConnectionConfig> ParseConnectionUrl(const std::string& url) {
   size_t sep = url.find("://");
   if (sep == std::string::npos) {
     return Status::InvalidArgument(
-        "connection URL must start with mysql://, mariadb://, postgres:// or postgresql://");
+        "connection URL must start with mysql://, mariadb://, postgres://, postgresql:// or "
+        "file://");
   }
   std::string scheme = url.substr(0, sep);
+  if (scheme == "file") return ParseFileUrl(url.substr(sep + 3));
   if (scheme == "mysql" || scheme == "mariadb") {
     c.engine = Engine::kMysql;
   } else if (scheme == "postgres" || scheme == "postgresql") {
@@ -177,6 +220,16 @@ Result<ConnectionConfig> ParseConnection(const nlohmann::json& j, const std::str
     if (k == "password" || k == "user" || k == "database") {
       if (!v.is_string()) return Status::InvalidArgument(path + "." + k + " must be a string");
       (k == "password" ? c->password : k == "user" ? c->user : c->database) = v.get<std::string>();
+    } else if (c->engine == Engine::kFile &&
+               (k == "format" || k == "compression" || k == "rowsPerFile")) {
+      // File options (src/sources/files/file_common.h), also accepted as URL parameters.
+      if (v.is_string()) {
+        c->params[k] = v.get<std::string>();
+      } else if (v.is_number_unsigned()) {
+        c->params[k] = std::to_string(v.get<uint64_t>());
+      } else {
+        return Status::InvalidArgument(path + "." + k + " must be a string or a number");
+      }
     } else if (k == "ssl") {
       if (!v.is_object()) return Status::InvalidArgument(path + ".ssl must be an object");
       for (const auto& [sk, sv] : v.items()) {
@@ -209,6 +262,7 @@ Result<ConnectionConfig> ParseConnection(const nlohmann::json& j, const std::str
 }
 
 std::string ConnectionConfig::Redacted() const {
+  if (engine == Engine::kFile) return "file://" + database;
   std::string out(EngineName(engine));
   out += "://";
   if (!user.empty()) out += user + "@";

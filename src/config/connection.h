@@ -4,6 +4,8 @@
 //   mariadb://...                       (same as mysql://)
 //   postgres://user:pass@host:5432/db?sslmode=verify-full&sslrootcert=/path/ca.pem
 //   postgresql://...                    (same as postgres://)
+//   file:///abs/folder?format=parquet&compression=zstd&rowsPerFile=1000000
+//                                       (files: CSV, JSONL, Parquet; the path is `database`)
 //   {"url": "...", "password": "...", "ssl": {"mode": "require", "ca": "...", "cert": "...",
 //    "key": "..."}}
 //
@@ -20,7 +22,7 @@
 
 namespace dbs {
 
-enum class Engine { kMysql, kPostgres };
+enum class Engine { kMysql, kPostgres, kFile };
 
 struct SslSettings {
   // PostgreSQL sslmode names: disable, allow, prefer, require, verify-ca, verify-full.
@@ -42,6 +44,8 @@ struct ConnectionConfig {
   SslSettings ssl;
   std::map<std::string, std::string> params;  // other URL query parameters
 
+  // kFile: the absolute folder (or file) path, percent-decoded; `params` hold the file options
+  // (src/sources/files/file_common.h).
   int EffectivePort() const { return port != 0 ? port : (engine == Engine::kMysql ? 3306 : 5432); }
   // "postgres://user@host:5432/db" — without the password.
   std::string Redacted() const;

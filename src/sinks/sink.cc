@@ -1,6 +1,7 @@
 // Sink::Open: picks the implementation by engine. One line per engine.
 #include "sinks/sink.h"
 
+#include "sinks/files/file_sink.h"
 #include "sinks/mysql/mysql_sink.h"
 #include "sinks/postgres/postgres_sink.h"
 
@@ -13,6 +14,8 @@ Result<std::unique_ptr<Sink>> Sink::Open(const ConnectionConfig& config,
       return OpenPostgresSink(config, options);
     case Engine::kMysql:
       return OpenMysqlSink(config, options);
+    case Engine::kFile:
+      return OpenFileSink(config, options);
     default:
       break;
   }

@@ -1,6 +1,7 @@
 // Source::Open: picks the implementation by engine. One line per engine.
 #include "sources/source.h"
 
+#include "sources/files/file_source.h"
 #include "sources/mysql/mysql_source.h"
 #include "sources/postgres/postgres_source.h"
 
@@ -12,6 +13,8 @@ Result<std::unique_ptr<Source>> Source::Open(const ConnectionConfig& config) {
       return OpenPostgresSource(config);
     case Engine::kMysql:
       return OpenMysqlSource(config);
+    case Engine::kFile:
+      return OpenFileSource(config);
     default:
       break;
   }

@@ -286,6 +286,10 @@ TEST_F(ApiTest, StrictBodies) {
            {{"name", "x"}, {"engine", "postgres"}, {"host", "h"}, {"port", "5432"}});
   EXPECT_EQ(r.first, 400);
   EXPECT_EQ(r.second["error"]["fields"][0]["field"], "port");
+  // A folder of the server is not a connection an API key may create (it could write anywhere).
+  r = Post("/api/v1/connections", {{"name", "x"}, {"url", "file:///tmp/anywhere"}});
+  EXPECT_EQ(r.first, 400);
+  EXPECT_EQ(r.second["error"]["fields"][0]["field"], "url");
   std::string big = "{\"name\": \"" + std::string(2 << 20, 'a') + "\"}";
   r = Send("POST", "/api/v1/connections", big);
   EXPECT_EQ(r.first, 413);

@@ -1,0 +1,28 @@
+// Stage: appends bundles to a DuckDB table whose column types are the ones a file keeps
+// (sources/files/file_common.h, StoredFor), through data chunks (no text round trip).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/stream_config.h"
+#include "core/bundle.h"
+#include "core/schema.h"
+#include "sources/files/duck.h"
+
+namespace dbs::files {
+
+// The DuckDB type of the staging table's column: the Parquet stored type, except UUIDs, which
+// are staged as text and cast when a file is written.
+std::string StageType(const Column& c);
+
+// Creates (replacing) the staging table `name` for `table` in `duck`.
+Status CreateStageTable(Duck* duck, const std::string& name, const TableSchema& table);
+
+// Appends every row of `bundles` (columns in table.columns order) to the staging table.
+// Errors name the table and column (a MySQL zero date under zeroDate=error, a time outside
+// 00:00..24:00).
+Status AppendBundles(Duck* duck, const std::string& name, const TableSchema& table,
+                     const std::vector<const Bundle*>& bundles, ZeroDatePolicy zero_date);
+
+}  // namespace dbs::files

@@ -1,0 +1,538 @@
+// Files as endpoints, end to end through NATS JetStream with real servers: MariaDB tables into
+// CSV, JSONL and Parquet folders and back into PostgreSQL and MariaDB with the source's
+// checksums; hand-written CSV/JSONL/Parquet files into PostgreSQL; exactly-once file writes
+// under redelivery, restart and a killed writer; malformed CSV named by file, line and column.
+#include <signal.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "config/stream_config.h"
+#include "core/subprocess.h"
+#include "run/local_run.h"
+#include "sinks/sink.h"
+#include "sources/files/duck.h"
+#include "sources/files/file_common.h"
+#include "support/servers.h"
+#include "verify/checksum.h"
+
+namespace dbs {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::MariaDbServer;
+using testing::PostgresServer;
+using testing::SharedServers;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Decimals (exact, beyond 38 digits too), NULLs, unicode, binary (NUL, backslash, quotes),
+// timestamps with microseconds, JSON text with odd spacing, unsigned 64-bit, enums, doubles.
+constexpr char kEdgeTable[] = R"sql(
+  CREATE TABLE edge (
+    id int PRIMARY KEY,
+    d decimal(20,6),
+    big decimal(65,30),
+    u varchar(100),
+    t text,
+    b varbinary(64),
+    blb blob,
+    ts datetime(6),
+    dt date,
+    j json,
+    f double,
+    ui bigint unsigned,
+    e enum('red','green','blue'),
+    tiny tinyint,
+    flag boolean
+  ) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
+  INSERT INTO edge VALUES
+    (1, 12345678901234.123456, 12345678901234567890123456789012345.123456789012345678901234567890,
+     'plain', 'line1\nline2, "quoted"', X'00FF5C27220A0D', X'DEADBEEF', '2024-02-29 23:59:59.123456',
+     '2024-02-29', '{"a":  1, "b": [1, 2.50, "x"]}', 1.5, 18446744073709551615, 'red', -128, 1),
+    (2, -0.000001, -1.5, 'ünïcødé ✓ 日本語 🎉', '', X'', X'00', '1970-01-01 00:00:00.000001',
+     '1000-01-01', '[]', -2.2250738585072014e-308, 0, 'blue', 127, 0),
+    (3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+    (4, 0, 0, '', 'NULL', X'5C4E', X'', '9999-12-31 23:59:59.999999', '9999-12-31',
+     '{"k": "v\\u00e9"}', 1e300, 42, 'green', 0, 1);
+  INSERT INTO edge (id, d, u, ts)
+    SELECT seq, seq / 1000, CONCAT('row ', seq), '2023-01-01 00:00:00' + INTERVAL seq SECOND
+    FROM seq_5_to_2500;
+)sql";
+
+class FilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto m = SharedServers::MariaDb();
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    maria_ = *m;
+    auto p = SharedServers::Postgres();
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    pg_ = *p;
+    dir_ = fs::temp_directory_path() / ("dbstreams-files-test-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (std::getenv("DBS_KEEP_TEST_FILES") != nullptr) return;  // for inspection
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  std::string NewMariaDb(const std::string& name) {
+    EXPECT_TRUE(maria_
+                    ->Exec("DROP DATABASE IF EXISTS `" + name + "`; CREATE DATABASE `" + name +
+                           "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+                    .ok());
+    return maria_->url() + name;
+  }
+  std::string NewPostgres(const std::string& name) {
+    EXPECT_TRUE(pg_->Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)").ok());
+    EXPECT_TRUE(pg_->CreateDatabase(name).ok());
+    return pg_->UrlFor(name);
+  }
+  std::string Folder(const std::string& name) {
+    fs::path p = dir_ / name;
+    fs::create_directories(p);
+    return p.string();
+  }
+
+  StreamConfig Config(const std::string& name, const json& src, const json& dst,
+                      json extra = json::object()) {
+    json j = {{"name", name}, {"source", src}, {"target", dst}};
+    for (auto& [k, v] : extra.items()) j[k] = v;
+    auto c = ParseStreamConfig(j);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? *c : StreamConfig{};
+  }
+
+  Result<RunSummary> Run(const StreamConfig& c, int writers = 2) {
+    LocalRunOptions o;
+    o.writers = writers;
+    o.data_dir = (dir_ / "nats").string();
+    return RunLocal(c, o, nullptr);
+  }
+
+  // Runs the stream; its own verification (source vs. target, read back) must match.
+  void RunAndVerify(const StreamConfig& c, int writers = 2) {
+    auto s = Run(c, writers);
+    ASSERT_TRUE(s.ok()) << c.name << ": " << s.status().ToString();
+    ASSERT_FALSE(s->verdicts.empty());
+    for (const TableVerdict& v : s->verdicts) {
+      EXPECT_TRUE(v.match()) << c.name << ": " << v.Describe();
+    }
+  }
+
+  // The checksums of `src` and `dst` (any engines), table by table, must be equal.
+  void ExpectSameData(const std::string& src, const std::string& dst, const json& tables,
+                      const std::string& target_schema = "") {
+    json extra = {{"tables", tables}};
+    if (!target_schema.empty()) extra["targetSchema"] = target_schema;
+    StreamConfig c = Config("compare", src, dst, extra);
+    auto v = VerifyStream(c);
+    ASSERT_TRUE(v.ok()) << v.status().ToString();
+    ASSERT_FALSE(v->empty());
+    for (const TableVerdict& t : *v) EXPECT_TRUE(t.match()) << t.Describe();
+  }
+
+  MariaDbServer* maria_ = nullptr;
+  PostgresServer* pg_ = nullptr;
+  fs::path dir_;
+};
+
+// Files of a table folder besides the manifest.
+std::vector<std::string> DataFiles(const fs::path& table_dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(table_dir)) {
+    const std::string n = e.path().filename().string();
+    if (n != "_manifest.json") out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class FilesRoundTrip : public FilesTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(FilesRoundTrip, MariaDbToFilesAndBackKeepsTheChecksums) {
+  const std::string format = GetParam();
+  const std::string db = "files_rt_" + format;
+  const std::string src = NewMariaDb(db);
+  ASSERT_TRUE(maria_->Exec(kEdgeTable, db).ok());
+  const std::string root = Folder("rt-" + format);
+  const std::string url = "file://" + root + "?format=" + format + "&rowsPerFile=1000";
+  // MariaDB -> files, verified by reading the files back.
+  RunAndVerify(Config("m2f-" + format, src, url, {{"dataBundleSize", 300}}));
+  const fs::path table = fs::path(root) / "edge";
+  auto m = files::ReadManifest(table.string());
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->rows, 2500u);
+  ASSERT_EQ(m->files.size(), 3u) << "2500 rows at rowsPerFile=1000";
+  EXPECT_EQ(m->files[0].rows, 1000u);
+  EXPECT_EQ(m->files[2].rows, 500u);
+  EXPECT_EQ(m->files[0].sha256.size(), 64u);
+  EXPECT_EQ(DataFiles(table).size(), 3u) << "no temporary or stray files";
+  EXPECT_FALSE(fs::exists(fs::path(root) / ".dbs" / "runs" / "m2f-" / "x"));
+  // files -> PostgreSQL and files -> MariaDB, each verified against the files...
+  const std::string pg = NewPostgres("files_rt_pg_" + format);
+  RunAndVerify(Config("f2p-" + format, "file://" + root, pg));
+  const std::string back = NewMariaDb("files_rt_back_" + format);
+  RunAndVerify(Config("f2m-" + format, "file://" + root, back));
+  // ...and against the original MariaDB table.
+  ExpectSameData(src, pg, json::array({"edge"}), "public");
+  ExpectSameData(src, back, json::array({"edge"}));
+  auto n =
+      pg_->Query("SELECT count(*), count(DISTINCT id) FROM public.edge", "files_rt_pg_" + format);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ((*n)[0][0], "2500");
+  EXPECT_EQ((*n)[0][1], "2500");
+  auto exact =
+      pg_->Query("SELECT big::text, encode(b, 'hex'), u, j::text FROM public.edge WHERE id = 1",
+                 "files_rt_pg_" + format);
+  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+  EXPECT_EQ((*exact)[0][0], "12345678901234567890123456789012345.123456789012345678901234567890");
+  EXPECT_EQ((*exact)[0][1], "00ff5c27220a0d");
+  EXPECT_EQ((*exact)[0][2], "plain");
+  EXPECT_EQ((*exact)[0][3], "{\"a\":  1, \"b\": [1, 2.50, \"x\"]}");
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, FilesRoundTrip, ::testing::Values("parquet", "csv", "jsonl"),
+                         [](const auto& info) { return std::string(info.param); });
+
+// Files written by others (sniffed: no manifest) into PostgreSQL: a CSV file, a JSONL file, a
+// Parquet file and a folder of CSV files (one table).
+TEST_F(FilesTest, CsvJsonlAndParquetFilesIntoPostgres) {
+  const fs::path in = Folder("in");
+  {
+    std::ofstream csv(in / "people.csv");
+    csv << "id,name,balance,born,note\n";
+    for (int i = 1; i <= 500; ++i) {
+      csv << i << ",name " << i << "," << i << "." << (i % 100) << ",2000-01-" << (1 + i % 28)
+          << "," << (i % 7 == 0 ? "" : "\"n, " + std::to_string(i) + "\"") << "\n";
+    }
+    csv << "501,\"Zoë \"\"quoted\"\"\",-1.5,1999-12-31,日本\n";
+    std::ofstream jsonl(in / "events.jsonl");
+    for (int i = 1; i <= 300; ++i) {
+      jsonl << "{\"id\": " << i << ", \"kind\": \"k" << (i % 3)
+            << "\", \"ok\": " << (i % 2 ? "true" : "false")
+            << ", \"at\": \"2024-05-01T10:00:00\", \"tags\": [\"a\", " << i << "]}\n";
+    }
+    fs::create_directories(in / "logs");
+    for (int f = 0; f < 2; ++f) {
+      std::ofstream part(in / "logs" / ("part-" + std::to_string(f) + ".csv"));
+      part << "seq,msg\n";
+      for (int i = 0; i < 100; ++i) part << (f * 100 + i) << ",m" << i << "\n";
+    }
+  }
+  {
+    auto duck = files::Duck::Open();
+    ASSERT_TRUE(duck.ok()) << duck.status().ToString();
+    ASSERT_TRUE((*duck)
+                    ->Exec("COPY (SELECT i AS id, CAST(i / 3 AS DECIMAL(18,4)) AS amount, "
+                           "'v' || i AS label, TIMESTAMP '2024-01-01' + INTERVAL (i) MINUTE AS ts, "
+                           "CASE WHEN i % 5 = 0 THEN NULL ELSE i % 2 = 0 END AS even, "
+                           "encode('b' || i) AS raw FROM range(1, 1201) t(i)) TO " +
+                           files::SqlString((in / "orders.parquet").string()) + " (FORMAT parquet)")
+                    .ok());
+  }
+  const std::string pg = NewPostgres("files_in_pg");
+  RunAndVerify(Config("files-in", "file://" + in.string(), pg));
+  auto counts = pg_->Query(
+      "SELECT (SELECT count(*) FROM people), (SELECT count(*) FROM events), "
+      "(SELECT count(*) FROM orders), (SELECT count(*) FROM logs)",
+      "files_in_pg");
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ((*counts)[0][0], "501");
+  EXPECT_EQ((*counts)[0][1], "300");
+  EXPECT_EQ((*counts)[0][2], "1200");
+  EXPECT_EQ((*counts)[0][3], "200");
+  auto v = pg_->Query(
+      "SELECT name, note IS NULL, (SELECT amount::text FROM orders WHERE id = 1), "
+      "(SELECT encode(raw, 'escape') FROM orders WHERE id = 7), "
+      "(SELECT tags::text FROM events WHERE id = 2) FROM people WHERE id = 501",
+      "files_in_pg");
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ((*v)[0][0], "Zoë \"quoted\"");
+  EXPECT_EQ((*v)[0][1], "f");
+  EXPECT_EQ((*v)[0][2], "0.3333");
+  EXPECT_EQ((*v)[0][3], "b7");
+  EXPECT_EQ((*v)[0][4], "[\"a\",2]");
+}
+
+// A CSV row that does not fit fails the run naming the file, the line and the column.
+TEST_F(FilesTest, MalformedCsvNamesFileLineAndColumn) {
+  const fs::path in = Folder("bad");
+  {
+    std::ofstream csv(in / "amounts.csv");
+    csv << "id,amount,label\n";
+    for (int i = 1; i <= 30000; ++i) csv << i << "," << i * 2 << ",x" << i << "\n";
+    csv << "30001,12x,broken\n";  // line 30002: past DuckDB's sniffing sample
+  }
+  const std::string pg = NewPostgres("files_bad_pg");
+  auto r = Run(Config("files-bad", "file://" + in.string(), pg), 1);
+  ASSERT_FALSE(r.ok());
+  const std::string msg = r.status().ToString();
+  EXPECT_NE(msg.find("amounts.csv"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("30002"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("amount"), std::string::npos) << msg;
+  // A row with a field too many, within the sample.
+  const fs::path in2 = Folder("bad2");
+  {
+    std::ofstream csv(in2 / "wide.csv");
+    csv << "a,b\n1,2\n3,4\n5,6,7\n8,9\n";
+  }
+  auto r2 = Run(Config("files-bad2", "file://" + in2.string(), pg), 1);
+  ASSERT_FALSE(r2.ok());
+  const std::string msg2 = r2.status().ToString();
+  EXPECT_NE(msg2.find("wide.csv"), std::string::npos) << msg2;
+  EXPECT_NE(msg2.find("Line: 4"), std::string::npos) << msg2;
+}
+
+// rows [from, from + n) of the two-column table below.
+Bundle Rows(int64_t from, int64_t n) {
+  Bundle b;
+  b.columns.emplace_back(LogicalType::kInt64);
+  b.columns.emplace_back(LogicalType::kText);
+  for (int64_t i = from; i < from + n; ++i) {
+    b.columns[0].AppendInt(i);
+    b.columns[1].AppendBytes("v" + std::to_string(i));
+  }
+  return b;
+}
+
+TableSchema TwoColumns() {
+  TableSchema t;
+  t.schema = "s";
+  t.name = "t";
+  Column id;
+  id.name = "id";
+  id.type = LogicalType::kInt64;
+  id.nullable = false;
+  Column v;
+  v.name = "v";
+  v.type = LogicalType::kText;
+  t.columns = {id, v};
+  t.primary_key = {"id"};
+  return t;
+}
+
+// Row count and distinct ids of the table folder, read back through the file source.
+std::pair<int64_t, int64_t> CountBack(const std::string& root) {
+  auto duck = files::Duck::Open();
+  EXPECT_TRUE(duck.ok());
+  auto m = files::ReadManifest(root + "/t");
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  if (!duck.ok() || !m.ok()) return {-1, -1};
+  std::string list;
+  for (const auto& f : m->files)
+    list += (list.empty() ? "" : ", ") + files::SqlString(root + "/t/" + f.name);
+  auto r = (*duck)->Query("SELECT count(*), count(DISTINCT id) FROM read_parquet([" + list + "])");
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  if (!r.ok()) return {-1, -1};
+  return {std::stoll(r->Text(0, 0).value_or("-1")), std::stoll(r->Text(1, 0).value_or("-1"))};
+}
+
+// The sink's exactly-once rules, driven directly: redelivered and regrouped bundles, a restarted
+// writer (a new sink on the same run), what a killed writer leaves behind, a second finishing
+// writer, append and replace runs, and an abandoned run.
+TEST_F(FilesTest, RedeliveryRestartAndDebrisLeaveExactFiles) {
+  const std::string root = Folder("once");
+  auto cfg = ParseConnectionUrl("file://" + root + "?format=parquet&rowsPerFile=250");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  const TableSchema t = TwoColumns();
+  SinkOptions so;
+  so.stream = "once.run1";
+  std::vector<Bundle> b;
+  for (int i = 0; i < 6; ++i) b.push_back(Rows(i * 100, 100));
+  auto ref = [&](int i) { return BundleRef{"0.0." + std::to_string(i), &t, &b[i]}; };
+  {
+    auto sink = Sink::Open(*cfg, so);
+    ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+    ASSERT_TRUE((*sink)->PrepareTable(t).ok());
+    auto n = (*sink)->Apply({ref(0), ref(1)});
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_EQ(*n, 2u);
+    n = (*sink)->Apply({ref(1), ref(2)});  // bundle 1 redelivered with a new one
+    ASSERT_TRUE(n.ok());
+    EXPECT_EQ(*n, 1u);
+    n = (*sink)->Apply({ref(2), ref(2)});
+    ASSERT_TRUE(n.ok());
+    EXPECT_EQ(*n, 0u);
+  }
+  // What a writer killed between writing a segment and committing it leaves, and a stray part
+  // file and temporary file of a finish that died half-way.
+  const fs::path stage = fs::path(root) / ".dbs" / "runs" / "once.run1" / "t";
+  ASSERT_TRUE(fs::is_directory(stage));
+  fs::copy_file(stage / "seg-0.0.0.parquet", stage / "seg-0.0.9.parquet");
+  fs::create_directories(fs::path(root) / "t");
+  std::ofstream(fs::path(root) / "t" / "part-00007.parquet") << "partial";
+  std::ofstream(fs::path(root) / "t" / ".part-00000.parquet.tmp") << "partial";
+  EXPECT_FALSE(fs::exists(fs::path(root) / "t" / "_manifest.json"))
+      << "nothing of the run is committed before it finishes";
+  {
+    auto sink = Sink::Open(*cfg, so);  // restarted writer
+    ASSERT_TRUE(sink.ok());
+    ASSERT_TRUE((*sink)->PrepareTable(t).ok());
+    auto n = (*sink)->Apply({ref(0), ref(3), ref(1), ref(4)});
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_EQ(*n, 2u) << "bundles another sink committed are skipped";
+    ASSERT_TRUE((*sink)->FinishStream({t}).ok());
+    auto other = Sink::Open(*cfg, so);  // a second writer finishing the same run
+    ASSERT_TRUE(other.ok());
+    ASSERT_TRUE((*other)->FinishStream({t}).ok());
+    ASSERT_TRUE((*other)->ForgetStream().ok());
+    ASSERT_TRUE((*sink)->ForgetStream().ok());
+  }
+  EXPECT_FALSE(fs::exists(stage)) << "the staging is removed once the run is over";
+  auto m = files::ReadManifest(root + "/t");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->rows, 500u);
+  ASSERT_EQ(m->files.size(), 2u);
+  EXPECT_EQ(m->files[0].name, "part-00000.parquet");
+  EXPECT_EQ(m->files[1].name, "part-00001.parquet");
+  EXPECT_EQ(DataFiles(fs::path(root) / "t"),
+            (std::vector<std::string>{"part-00000.parquet", "part-00001.parquet"}));
+  EXPECT_EQ(CountBack(root), std::make_pair(int64_t{500}, int64_t{500}));
+
+  // An appending run adds files after the committed ones; a truncate_and_load run replaces.
+  so.stream = "once.run2";
+  {
+    auto sink = Sink::Open(*cfg, so);
+    ASSERT_TRUE(sink.ok());
+    ASSERT_TRUE((*sink)->PrepareTable(t).ok());
+    ASSERT_TRUE((*sink)->Apply({ref(5)}).ok());
+    ASSERT_TRUE((*sink)->FinishStream({t}).ok());
+  }
+  m = files::ReadManifest(root + "/t");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->rows, 600u);
+  ASSERT_EQ(m->files.size(), 3u);
+  EXPECT_EQ(m->files[2].name, "part-00002.parquet");
+  so.stream = "once.run3";
+  so.write_mode = WriteMode::kTruncateAndLoad;
+  {
+    auto sink = Sink::Open(*cfg, so);
+    ASSERT_TRUE(sink.ok());
+    ASSERT_TRUE((*sink)->PrepareTable(t).ok());
+    ASSERT_TRUE((*sink)->Apply({ref(4)}).ok());
+    ASSERT_TRUE((*sink)->FinishStream({t}).ok());
+  }
+  m = files::ReadManifest(root + "/t");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->rows, 100u);
+  EXPECT_EQ(DataFiles(fs::path(root) / "t"), (std::vector<std::string>{"part-00003.parquet"}));
+  // An abandoned run leaves the committed files alone and writes nothing more.
+  so.stream = "once.run4";
+  {
+    auto sink = Sink::Open(*cfg, so);
+    ASSERT_TRUE(sink.ok());
+    ASSERT_TRUE((*sink)->PrepareTable(t).ok());
+    ASSERT_TRUE((*sink)->Apply({ref(0), ref(1)}).ok());
+    auto kept = (*sink)->AbandonStream(false);
+    ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+    EXPECT_TRUE(kept->empty());
+    EXPECT_FALSE((*sink)->PrepareTable(t).ok());
+    EXPECT_FALSE((*sink)->Apply({ref(2)}).ok());
+  }
+  EXPECT_FALSE(fs::exists(fs::path(root) / ".dbs" / "runs" / "once.run4"));
+  EXPECT_EQ(DataFiles(fs::path(root) / "t"), (std::vector<std::string>{"part-00003.parquet"}));
+  EXPECT_EQ(CountBack(root), std::make_pair(int64_t{100}, int64_t{100}));
+}
+
+class Proc {
+ public:
+  Proc(const std::string& bin, std::vector<std::string> args, const std::string& log) {
+    SpawnOptions o;
+    o.argv = {bin};
+    for (auto& a : args) o.argv.push_back(std::move(a));
+    o.output_file = log;
+    auto c = ChildProcess::Spawn(o);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    if (c.ok()) child_ = std::move(c).value();
+  }
+  int Wait(std::chrono::seconds timeout) {
+    auto r = child_->Wait(timeout);
+    return r.ok() ? *r : -1;
+  }
+  void Kill() { ::kill(child_->pid(), SIGKILL); }
+
+ private:
+  std::unique_ptr<ChildProcess> child_;
+};
+
+// Committed segments of the run(s) staged under a file target's root.
+int CountSegments(const fs::path& root) {
+  int n = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root / ".dbs" / "runs", ec);
+       it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    if (it->path().extension() == ".ids") ++n;
+  }
+  return n;
+}
+
+// A writer process SIGKILLed mid-load and a new one started: every row once, no partial file.
+TEST_F(FilesTest, WriterKilledMidLoadLeavesNoDuplicateOrPartialFile) {
+  auto nats = testing::NatsServer::Start();
+  ASSERT_TRUE(nats.ok()) << nats.status().ToString();
+  const std::string src = NewPostgres("files_kill_src");
+  ASSERT_TRUE(
+      pg_->Exec("CREATE TABLE t (id int PRIMARY KEY, v varchar(200)); "
+                "INSERT INTO t SELECT g, repeat('x', g % 200) FROM generate_series(1, 300000) g",
+                "files_kill_src")
+          .ok());
+  const fs::path root = Folder("kill");
+  json j = {{"name", "files-kill"},
+            {"source", src},
+            {"target", "file://" + root.string() + "?format=parquet&rowsPerFile=100000"},
+            {"dataBundleSize", 500}};
+  const std::string cfg = (dir_ / "files-kill.json").string();
+  std::ofstream(cfg) << j.dump(2);
+  const std::string url = (*nats)->url();
+  const std::string logs = dir_.string();
+  Proc r(DBS_READER_BIN, {"--nats-url", url, cfg}, logs + "/r.log");
+  {
+    Proc w(DBS_WRITER_BIN, {"--nats-url", url, "--id", "victim", cfg}, logs + "/victim.log");
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    int n = 0;
+    while (std::chrono::steady_clock::now() < deadline && (n = CountSegments(root)) == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_GT(n, 0) << ReadFile(logs + "/victim.log");
+    w.Kill();
+    w.Wait(std::chrono::seconds(10));
+    EXPECT_FALSE(fs::exists(root / "t" / "_manifest.json")) << "killed before the end";
+  }
+  Proc again(DBS_WRITER_BIN, {"--nats-url", url, "--id", "again", cfg}, logs + "/again.log");
+  EXPECT_EQ(again.Wait(std::chrono::seconds(300)), 0) << ReadFile(logs + "/again.log");
+  EXPECT_EQ(r.Wait(std::chrono::seconds(60)), 0) << ReadFile(logs + "/r.log");
+  auto m = files::ReadManifest((root / "t").string());
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->rows, 300000u);
+  EXPECT_EQ(m->files.size(), 3u);
+  EXPECT_EQ(
+      DataFiles(root / "t"),
+      (std::vector<std::string>{"part-00000.parquet", "part-00001.parquet", "part-00002.parquet"}));
+  EXPECT_EQ(CountBack(root.string()), std::make_pair(int64_t{300000}, int64_t{300000}));
+  auto c = ParseStreamConfig(j);
+  ASSERT_TRUE(c.ok());
+  auto v = VerifyStream(*c);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  for (const auto& t : *v) EXPECT_TRUE(t.match()) << t.Describe();
+}
+
+}  // namespace
+}  // namespace dbs
