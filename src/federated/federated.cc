@@ -20,6 +20,7 @@
 #include "federated/pushdown.h"
 #include "mysql/mysql_client.h"
 #include "postgres/pg_client.h"
+#include "sources/files/duck_vector.h"
 #include "sources/source.h"
 
 namespace dbs::federated {
@@ -84,33 +85,6 @@ duckdb_logical_type DuckType(const Column& c) {
 bool IsNumeric(LogicalType t) {
   return IsSignedInt(t) || IsUnsignedInt(t) || t == LogicalType::kFloat32 ||
          t == LogicalType::kFloat64 || t == LogicalType::kDecimal;
-}
-
-// "[-]digits[.digits]" scaled by 10^scale; false when not a finite number that fits.
-bool ParseScaled(std::string_view s, uint32_t scale, __int128* out) {
-  bool neg = false;
-  size_t i = 0;
-  if (i < s.size() && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
-  __int128 v = 0;
-  bool digits = false;
-  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
-    v = v * 10 + (s[i] - '0');
-    digits = true;
-  }
-  uint32_t frac = 0;
-  if (i < s.size() && s[i] == '.') {
-    for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
-      if (frac < scale) {
-        v = v * 10 + (s[i] - '0');
-        ++frac;
-      }
-      digits = true;
-    }
-  }
-  if (!digits || i != s.size()) return false;
-  for (; frac < scale; ++frac) v *= 10;
-  *out = neg ? -v : v;
-  return true;
 }
 
 // --- what a source is asked for -----------------------------------------------------------
@@ -329,11 +303,6 @@ void ScanLocalInit(duckdb_init_info info) {
                             [](void* p) { delete static_cast<LocalScan*>(p); });
 }
 
-template <typename T>
-T* Data(duckdb_vector v) {
-  return static_cast<T*>(duckdb_vector_get_data(v));
-}
-
 // Copies rows [from, from+count) of `src` into `dst` (a vector of DuckType(col)).
 void CopyColumn(const Column& col, const ColumnVector& src, size_t from, size_t count,
                 duckdb_vector dst) {
@@ -345,64 +314,20 @@ void CopyColumn(const Column& col, const ColumnVector& src, size_t from, size_t 
       duckdb_validity_set_row_invalid(validity, r);
       continue;
     }
+    if (PutFixedWidth(col.type, src, row, dst, r)) continue;
     switch (col.type) {
-      case LogicalType::kBool:
-        Data<bool>(dst)[r] = src.GetBool(row);
-        break;
-      case LogicalType::kInt8:
-        Data<int8_t>(dst)[r] = static_cast<int8_t>(src.GetInt(row));
-        break;
-      case LogicalType::kInt16:
-        Data<int16_t>(dst)[r] = static_cast<int16_t>(src.GetInt(row));
-        break;
-      case LogicalType::kInt32:
-        Data<int32_t>(dst)[r] = static_cast<int32_t>(src.GetInt(row));
-        break;
-      case LogicalType::kInt64:
-        Data<int64_t>(dst)[r] = src.GetInt(row);
-        break;
-      case LogicalType::kUInt8:
-        Data<uint8_t>(dst)[r] = static_cast<uint8_t>(src.GetUInt(row));
-        break;
-      case LogicalType::kUInt16:
-        Data<uint16_t>(dst)[r] = static_cast<uint16_t>(src.GetUInt(row));
-        break;
-      case LogicalType::kUInt32:
-        Data<uint32_t>(dst)[r] = static_cast<uint32_t>(src.GetUInt(row));
-        break;
-      case LogicalType::kUInt64:
-        Data<uint64_t>(dst)[r] = src.GetUInt(row);
-        break;
-      case LogicalType::kFloat32:
-        Data<float>(dst)[r] = src.GetFloat32(row);
-        break;
-      case LogicalType::kFloat64:
-        Data<double>(dst)[r] = src.GetFloat64(row);
-        break;
       case LogicalType::kDecimal: {
         const std::string_view text = src.GetBytes(row);
         if (!(col.precision && *col.precision >= 1 && *col.precision <= 38)) {
-          Data<double>(dst)[r] = std::strtod(std::string(text).c_str(), nullptr);
+          VectorData<double>(dst)[r] = std::strtod(std::string(text).c_str(), nullptr);
           break;
         }
         __int128 v = 0;
-        if (!ParseScaled(text, col.scale.value_or(0), &v)) {
+        if (!ScaledDecimal(text, col.scale.value_or(0), &v)) {
           duckdb_validity_set_row_invalid(validity, r);  // NaN or infinity: no DECIMAL value
           break;
         }
-        const uint32_t p = *col.precision;
-        if (p <= 4)
-          Data<int16_t>(dst)[r] = static_cast<int16_t>(v);
-        else if (p <= 9)
-          Data<int32_t>(dst)[r] = static_cast<int32_t>(v);
-        else if (p <= 18)
-          Data<int64_t>(dst)[r] = static_cast<int64_t>(v);
-        else {
-          duckdb_hugeint h;
-          h.lower = static_cast<uint64_t>(v);
-          h.upper = static_cast<int64_t>(v >> 64);
-          Data<duckdb_hugeint>(dst)[r] = h;
-        }
+        PutDecimal(dst, r, *col.precision, v);
         break;
       }
       case LogicalType::kBytes:
@@ -420,16 +345,16 @@ void CopyColumn(const Column& col, const ColumnVector& src, size_t from, size_t 
         if (k == TemporalKind::kZeroDate) {
           duckdb_validity_set_row_invalid(validity, r);
         } else if (k == TemporalKind::kPosInfinity) {
-          Data<int32_t>(dst)[r] = std::numeric_limits<int32_t>::max();
+          VectorData<int32_t>(dst)[r] = std::numeric_limits<int32_t>::max();
         } else if (k == TemporalKind::kNegInfinity) {
-          Data<int32_t>(dst)[r] = -std::numeric_limits<int32_t>::max();
+          VectorData<int32_t>(dst)[r] = -std::numeric_limits<int32_t>::max();
         } else {
-          Data<int32_t>(dst)[r] = static_cast<int32_t>(d + kUnixToEpochDays);
+          VectorData<int32_t>(dst)[r] = static_cast<int32_t>(d + kUnixToEpochDays);
         }
         break;
       }
       case LogicalType::kTime:
-        Data<int64_t>(dst)[r] = src.GetMicros(row);
+        VectorData<int64_t>(dst)[r] = src.GetMicros(row);
         break;
       case LogicalType::kTimestamp:
       case LogicalType::kTimestampTz: {
@@ -438,17 +363,17 @@ void CopyColumn(const Column& col, const ColumnVector& src, size_t from, size_t 
         if (k == TemporalKind::kZeroDate) {
           duckdb_validity_set_row_invalid(validity, r);
         } else if (k == TemporalKind::kPosInfinity) {
-          Data<int64_t>(dst)[r] = std::numeric_limits<int64_t>::max();
+          VectorData<int64_t>(dst)[r] = std::numeric_limits<int64_t>::max();
         } else if (k == TemporalKind::kNegInfinity) {
-          Data<int64_t>(dst)[r] = -std::numeric_limits<int64_t>::max();
+          VectorData<int64_t>(dst)[r] = -std::numeric_limits<int64_t>::max();
         } else {
-          Data<int64_t>(dst)[r] = ts + kUnixToEpochMicros;
+          VectorData<int64_t>(dst)[r] = ts + kUnixToEpochMicros;
         }
         break;
       }
       case LogicalType::kInterval: {
         const Interval iv = src.GetInterval(row);
-        Data<duckdb_interval>(dst)[r] = duckdb_interval{iv.months, iv.days, iv.micros};
+        VectorData<duckdb_interval>(dst)[r] = duckdb_interval{iv.months, iv.days, iv.micros};
         break;
       }
       default: {

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/temporal.h"
+#include "sources/files/duck_vector.h"
 #include "sources/files/file_common.h"
 
 namespace dbs::files {
@@ -24,50 +25,21 @@ Status CreateStageTable(Duck* duck, const std::string& name, const TableSchema& 
 
 namespace {
 
-template <typename T>
-T* Data(duckdb_vector v) {
-  return static_cast<T*>(duckdb_vector_get_data(v));
-}
-
-// "[-]digits[.digits]" as an integer scaled by 10^scale; false for anything else (NaN,
-// infinities, too many fractional digits, overflow of 38 digits).
-bool ScaledDecimal(std::string_view s, uint32_t scale, __int128* out) {
-  bool neg = false;
-  size_t i = 0;
-  if (i < s.size() && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
-  __int128 v = 0;
-  int digits = 0;
-  bool any = false;
-  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
-    v = v * 10 + (s[i] - '0');
-    any = true;
-    if (v != 0 && ++digits > 38) return false;
-  }
-  uint32_t frac = 0;
-  if (i < s.size() && s[i] == '.') {
-    for (++i; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
-      if (frac == scale) {
-        if (s[i] != '0') return false;  // more digits than the scale: not exact
-        continue;
-      }
-      v = v * 10 + (s[i] - '0');
-      ++frac;
-      any = true;
-      if (v != 0 && ++digits > 38) return false;
-    }
-  }
-  if (!any || i != s.size()) return false;
-  for (; frac < scale; ++frac) {
-    v *= 10;
-    if (++digits > 38) return false;
-  }
-  *out = neg ? -v : v;
-  return true;
-}
-
 struct ChunkDeleter {
   void operator()(duckdb_data_chunk c) const { duckdb_destroy_data_chunk(&c); }
 };
+
+// A MySQL zero date under the zeroDate policy: true when the row becomes NULL, false when it
+// becomes -infinity; an error (naming the column and the zero value) for kError.
+Result<bool> ZeroDateIsNull(ZeroDatePolicy policy, const std::string& where, const char* zero) {
+  if (policy == ZeroDatePolicy::kNull) return true;
+  if (policy == ZeroDatePolicy::kError) {
+    return Status(StatusCode::kInvalidArgument, Retry::kFail,
+                  where + ": a zero date (" + zero +
+                      ") has no file value; set zeroDate to null or -infinity");
+  }
+  return false;
+}
 
 // Copies rows [from, from + n) of `src` into `dst` for column `c`.
 Status FillVector(const TableSchema& t, const Column& c, const ColumnVector& src, size_t from,
@@ -82,40 +54,8 @@ Status FillVector(const TableSchema& t, const Column& c, const ColumnVector& src
       duckdb_validity_set_row_invalid(validity, r);
       continue;
     }
+    if (PutFixedWidth(c.type, src, row, dst, r)) continue;
     switch (c.type) {
-      case LogicalType::kBool:
-        Data<bool>(dst)[r] = src.GetBool(row);
-        break;
-      case LogicalType::kInt8:
-        Data<int8_t>(dst)[r] = static_cast<int8_t>(src.GetInt(row));
-        break;
-      case LogicalType::kInt16:
-        Data<int16_t>(dst)[r] = static_cast<int16_t>(src.GetInt(row));
-        break;
-      case LogicalType::kInt32:
-        Data<int32_t>(dst)[r] = static_cast<int32_t>(src.GetInt(row));
-        break;
-      case LogicalType::kInt64:
-        Data<int64_t>(dst)[r] = src.GetInt(row);
-        break;
-      case LogicalType::kUInt8:
-        Data<uint8_t>(dst)[r] = static_cast<uint8_t>(src.GetUInt(row));
-        break;
-      case LogicalType::kUInt16:
-        Data<uint16_t>(dst)[r] = static_cast<uint16_t>(src.GetUInt(row));
-        break;
-      case LogicalType::kUInt32:
-        Data<uint32_t>(dst)[r] = static_cast<uint32_t>(src.GetUInt(row));
-        break;
-      case LogicalType::kUInt64:
-        Data<uint64_t>(dst)[r] = src.GetUInt(row);
-        break;
-      case LogicalType::kFloat32:
-        Data<float>(dst)[r] = src.GetFloat32(row);
-        break;
-      case LogicalType::kFloat64:
-        Data<double>(dst)[r] = src.GetFloat64(row);
-        break;
       case LogicalType::kDecimal: {
         const std::string_view text = src.GetBytes(row);
         if (stage == "VARCHAR") {
@@ -127,19 +67,7 @@ Status FillVector(const TableSchema& t, const Column& c, const ColumnVector& src
           return Status(StatusCode::kInvalidArgument, Retry::kFail,
                         where() + ": the value '" + std::string(text) + "' does not fit " + stage);
         }
-        const uint32_t p = *c.precision;
-        if (p <= 4) {
-          Data<int16_t>(dst)[r] = static_cast<int16_t>(v);
-        } else if (p <= 9) {
-          Data<int32_t>(dst)[r] = static_cast<int32_t>(v);
-        } else if (p <= 18) {
-          Data<int64_t>(dst)[r] = static_cast<int64_t>(v);
-        } else {
-          duckdb_hugeint h;
-          h.lower = static_cast<uint64_t>(v);
-          h.upper = static_cast<int64_t>(v >> 64);
-          Data<duckdb_hugeint>(dst)[r] = h;
-        }
+        PutDecimal(dst, r, *c.precision, v);
         break;
       }
       case LogicalType::kText:
@@ -167,24 +95,19 @@ Status FillVector(const TableSchema& t, const Column& c, const ColumnVector& src
         int32_t d = src.GetDate(row);
         TemporalKind k = DateKind(d);
         if (k == TemporalKind::kZeroDate) {
-          if (zero_date == ZeroDatePolicy::kNull) {
+          DBS_ASSIGN_OR_RETURN(bool null, ZeroDateIsNull(zero_date, where(), "0000-00-00"));
+          if (null) {
             duckdb_validity_set_row_invalid(validity, r);
             break;
-          }
-          if (zero_date == ZeroDatePolicy::kError) {
-            return Status(StatusCode::kInvalidArgument, Retry::kFail,
-                          where() +
-                              ": a zero date (0000-00-00) has no file value; set zeroDate "
-                              "to null or -infinity");
           }
           k = TemporalKind::kNegInfinity;
         }
         if (k == TemporalKind::kPosInfinity) {
-          Data<int32_t>(dst)[r] = std::numeric_limits<int32_t>::max();
+          VectorData<int32_t>(dst)[r] = std::numeric_limits<int32_t>::max();
         } else if (k == TemporalKind::kNegInfinity) {
-          Data<int32_t>(dst)[r] = -std::numeric_limits<int32_t>::max();
+          VectorData<int32_t>(dst)[r] = -std::numeric_limits<int32_t>::max();
         } else {
-          Data<int32_t>(dst)[r] = static_cast<int32_t>(d + kUnixToEpochDays);
+          VectorData<int32_t>(dst)[r] = static_cast<int32_t>(d + kUnixToEpochDays);
         }
         break;
       }
@@ -195,7 +118,7 @@ Status FillVector(const TableSchema& t, const Column& c, const ColumnVector& src
                         where() + ": the time " + FormatTime(us) +
                             " is outside 00:00..24:00, which a file's TIME cannot hold");
         }
-        Data<int64_t>(dst)[r] = us;
+        VectorData<int64_t>(dst)[r] = us;
         break;
       }
       case LogicalType::kTimestamp:
@@ -203,30 +126,26 @@ Status FillVector(const TableSchema& t, const Column& c, const ColumnVector& src
         const int64_t ts = src.GetMicros(row);
         TemporalKind k = TimestampKind(ts);
         if (k == TemporalKind::kZeroDate) {
-          if (zero_date == ZeroDatePolicy::kNull) {
+          DBS_ASSIGN_OR_RETURN(bool null,
+                               ZeroDateIsNull(zero_date, where(), "0000-00-00 00:00:00"));
+          if (null) {
             duckdb_validity_set_row_invalid(validity, r);
             break;
-          }
-          if (zero_date == ZeroDatePolicy::kError) {
-            return Status(StatusCode::kInvalidArgument, Retry::kFail,
-                          where() +
-                              ": a zero date (0000-00-00 00:00:00) has no file value; set "
-                              "zeroDate to null or -infinity");
           }
           k = TemporalKind::kNegInfinity;
         }
         if (k == TemporalKind::kPosInfinity) {
-          Data<int64_t>(dst)[r] = std::numeric_limits<int64_t>::max();
+          VectorData<int64_t>(dst)[r] = std::numeric_limits<int64_t>::max();
         } else if (k == TemporalKind::kNegInfinity) {
-          Data<int64_t>(dst)[r] = -std::numeric_limits<int64_t>::max();
+          VectorData<int64_t>(dst)[r] = -std::numeric_limits<int64_t>::max();
         } else {
-          Data<int64_t>(dst)[r] = ts + kUnixToEpochMicros;
+          VectorData<int64_t>(dst)[r] = ts + kUnixToEpochMicros;
         }
         break;
       }
       case LogicalType::kInterval: {
         const Interval iv = src.GetInterval(row);
-        Data<duckdb_interval>(dst)[r] = duckdb_interval{iv.months, iv.days, iv.micros};
+        VectorData<duckdb_interval>(dst)[r] = duckdb_interval{iv.months, iv.days, iv.micros};
         break;
       }
       default: {  // timetz, arrays: their text form
