@@ -13,7 +13,7 @@ ROWS=${1:-2000000}
 BIN=build/release
 scripts/setup.sh >/dev/null
 scripts/build.sh release >/dev/null
-for p in pgloader pgcopydb time; do
+for p in pgloader pgcopydb mydumper time procps; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null
 done
@@ -74,52 +74,89 @@ settle() {
   done
   echo "   (the machine did not become idle; measuring anyway)"
 }
-# run NAME DB_TO_CHECK TABLE COMMAND...: times a method, checks the row count, records a line.
+# treepeak PID FILE: while PID lives, samples (every 0.1 s) the summed RSS in KB of PID and
+# all its descendants (for dbstreams: the command, its reader and writers and the embedded
+# nats-server) and keeps the peak in FILE. /usr/bin/time's figure is one process's peak.
+treepeak() {
+  local root=$1 out=$2 peak=0 cur
+  echo 0 > "$out"
+  while kill -0 "$root" 2>/dev/null; do
+    cur=$(ps -e -o pid=,ppid=,rss= | awk -v r="$root" '{p[$1] = $2; m[$1] = $3}
+      END {s = 0; for (k in p) {x = k; n = 0; while (x != r && (x in p) && n++ < 64) x = p[x];
+           if (x == r) s += m[k]}; print s}')
+    if [ "$cur" -gt "$peak" ]; then peak=$cur; echo "$peak" > "$out"; fi
+    sleep 0.1
+  done
+}
+# count ENGINE DB TABLE: rows in the target.
+count() {
+  if [ "$1" = my ]; then "${M[@]}" -N -B "$2" -e "SELECT count(*) FROM $3" 2>/dev/null || echo 0
+  else psql -tA "$PGBASE/$2" -c "SELECT count(*) FROM $3" 2>/dev/null || echo 0; fi
+}
+# fresh ENGINE DB: an empty target database.
+fresh() {
+  if [ "$1" = my ]; then "${M[@]}" -e "DROP DATABASE IF EXISTS $2; CREATE DATABASE $2 CHARACTER SET utf8mb4"
+  else psql -q "$PGBASE/postgres" -c "DROP DATABASE IF EXISTS $2 WITH (FORCE)" -c "CREATE DATABASE $2"; fi
+}
+# run NAME ENGINE:DB TABLE COMMAND...: times a method (wall, CPU, peak RSS of its whole process
+# tree), checks the row count, records a line.
 run() {
-  local name=$1 db=$2 table=$3; shift 3
-  psql -q "$PGBASE/postgres" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+  local name=$1 engine=${2%%:*} db=${2#*:} table=$3; shift 3
+  fresh "$engine" "$db"
   # Every method starts from the same server state: the previous method's dirty pages and WAL
   # are written out first, not during the next method's timing.
   psql -q "$PGBASE/postgres" -c "CHECKPOINT"
   "${M[@]}" -e "FLUSH TABLES" && sync
   settle
-  local t0 t1
-  t0=$(date +%s.%N)
-  /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" > "$work/$db.out" 2>&1 ||
-    { echo "!! $name failed:"; tail -20 "$work/$db.out"; results+=("$name|FAILED"); return; }
-  t1=$(date +%s.%N)
+  /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" > "$work/$db.out" 2>&1 &
+  local pid=$!
+  treepeak "$pid" "$work/peak" &
+  local sampler=$!
+  if ! wait "$pid"; then
+    wait "$sampler" || true
+    echo "!! $name failed:"; tail -20 "$work/$db.out"; results+=("$name|FAILED"); return
+  fi
+  wait "$sampler" || true
+  local wall user sys rss n
   read -r wall user sys rss < "$work/time"
-  local n
-  n=$(psql -tA "$PGBASE/$db" -c "SELECT count(*) FROM $table" 2>/dev/null || echo 0)
+  rss=$(cat "$work/peak")
+  n=$(count "$engine" "$db" "$table")
   local ok=ok; [ "$n" = "$ROWS" ] || ok="ROWS=$n"
-  # dbstreams reports its own peak (reader and writers, one process); /usr/bin/time's figure is
-  # the largest process of the tree, which for dbstreams is the embedded nats-server.
-  local own
-  own=$(sed -n 's/^peak RSS of the reader and writers: \([0-9]*\) MB$/\1/p' "$work/$db.out")
-  [ -n "$own" ] && ok="$ok (nats-server $((rss / 1024)) MB)" && rss=$((own * 1024))
   results+=("$name|$wall|$(echo "$user + $sys" | bc)|$((rss / 1024))|$ok")
 }
+# checked I FILE: after results[I]'s run, compares its source and target with dbstreams verify
+# (counts and per-column checksums; not timed) and appends the verdict to the result line.
+checked() {
+  local v
+  [[ "${results[$1]}" == *"|FAILED" ]] && return 0
+  if "$BIN/apps/dbstreams" verify "$2" > "$work/verify.out" 2>&1; then v="checksums equal"
+  else v="VERIFY FAILED: $(tail -1 "$work/verify.out")"; fi
+  results[$1]="${results[$1]}, $v"
+}
 
-echo "== MariaDB -> PostgreSQL"
-cfg() { # name source target bundle
+# cfg NAME SOURCE TARGET [EXTRA JSON]: a stream file with the defaults, except verify (the peers
+# do not verify either; each result is verified after its timing) and a fresh target table.
+cfg() {
   cat > "$work/$1.json" <<JSON
-{"name": "$1", "source": "$2", "target": "$3", "tables": ["t"], "dataBundleSize": $4,
- "readers": 2, "verify": false, "schemaPolicy": "drop_and_recreate"}
+{"name": "$1", "source": "$2", "target": "$3", "tables": ["t"], "verify": false,
+ "schemaPolicy": "drop_and_recreate"${4:+, $4}}
 JSON
   echo "$work/$1.json"
 }
-run "dbstreams (bundle 100)" d1 bench.t "$BIN/apps/dbstreams" run --quiet --writers 2 \
-  "$(cfg m2p100 "$MYSQL_URL"bench "$PGBASE/d1" 100)"
-run "dbstreams (bundle 5000)" d2 bench.t "$BIN/apps/dbstreams" run --quiet --writers 2 \
-  "$(cfg m2p5000 "$MYSQL_URL"bench "$PGBASE/d2" 5000)"
+DBS=("$BIN/apps/dbstreams" run --quiet)
+
+echo "== MariaDB -> PostgreSQL"
+run "dbstreams (defaults)" pg:d1 bench.t "${DBS[@]}" "$(cfg m2p "$MYSQL_URL"bench "$PGBASE/d1")"
+checked 0 "$work/m2p.json"
+run "dbstreams (dataBundleSize 100)" pg:d2 bench.t "${DBS[@]}" \
+  "$(cfg m2p100 "$MYSQL_URL"bench "$PGBASE/d2" '"dataBundleSize": 100')"
 cat > "$work/pgloader.load" <<LOAD
 LOAD DATABASE FROM mysql://root:$MYSQL_PASSWORD@127.0.0.1:$MYSQL_PORT/bench
      INTO $PGBASE/d3
 WITH prefetch rows = 25000
 ;
 LOAD
-run "pgloader 3.6.9" d3 bench.t pgloader "$work/pgloader.load"
-psql -q "$PGBASE/d3" -c "SELECT 1" >/dev/null
+run "pgloader 3.6.9" pg:d3 bench.t pgloader "$work/pgloader.load"
 pipe_sql="SELECT CONCAT_WS('\t', id, a, IFNULL(b,'\\\\N'), IFNULL(c,'\\\\N'), IFNULL(d,'\\\\N'),
   IFNULL(e,'\\\\N'), IFNULL(f,'\\\\N'), IFNULL(REPLACE(REPLACE(REPLACE(g,'\\\\','\\\\\\\\'),'\t','\\\\t'),'\n','\\\\n'),'\\\\N'),
   IFNULL(REPLACE(REPLACE(REPLACE(h,'\\\\','\\\\\\\\'),'\t','\\\\t'),'\n','\\\\n'),'\\\\N'),
@@ -135,14 +172,14 @@ pipe() {
     psql -q "$PGBASE/d4" -c "\\copy bench.t FROM STDIN"
 }
 export -f pipe; export pipe_sql PGBASE
-run "text pipe (mariadb to psql copy)" d4 bench.t bash -c "$(declare -f pipe); M=(${M[*]}); pipe"
+run "text pipe (mariadb to psql copy)" pg:d4 bench.t bash -c "$(declare -f pipe); M=(${M[*]}); pipe"
 
 echo "== PostgreSQL -> PostgreSQL"
-run "dbstreams (bundle 100)" d5 public.t "$BIN/apps/dbstreams" run --quiet --writers 2 \
-  "$(cfg p2p100 "$PGBASE/bench" "$PGBASE/d5" 100)"
-run "dbstreams (bundle 5000)" d6 public.t "$BIN/apps/dbstreams" run --quiet --writers 2 \
-  "$(cfg p2p5000 "$PGBASE/bench" "$PGBASE/d6" 5000)"
-run "pgcopydb 0.10 clone (2 jobs)" d7 public.t pgcopydb clone --source "$PGBASE/bench" \
+run "dbstreams (defaults)" pg:d5 public.t "${DBS[@]}" "$(cfg p2p "$PGBASE/bench" "$PGBASE/d5")"
+checked 4 "$work/p2p.json"
+run "dbstreams (dataBundleSize 100)" pg:d6 public.t "${DBS[@]}" \
+  "$(cfg p2p100 "$PGBASE/bench" "$PGBASE/d6" '"dataBundleSize": 100')"
+run "pgcopydb 0.10 clone (2 jobs)" pg:d7 public.t pgcopydb clone --source "$PGBASE/bench" \
   --target "$PGBASE/d7" --table-jobs 2 --index-jobs 2 --dir "$work/pgcopydb" --no-owner \
   --no-acl --skip-extensions
 binpipe() {
@@ -150,7 +187,30 @@ binpipe() {
   psql -q "$PGBASE/bench" -c "\\copy t TO STDOUT (FORMAT binary)" |
     psql -q "$PGBASE/d8" -c "\\copy t FROM STDIN (FORMAT binary)"
 }
-run "binary COPY pipe (no index)" d8 public.t bash -c "$(declare -f binpipe); PGBASE=$PGBASE; binpipe"
+run "binary COPY pipe (no index)" pg:d8 public.t bash -c "$(declare -f binpipe); PGBASE=$PGBASE; binpipe"
+
+echo "== MariaDB -> MariaDB"
+run "dbstreams (defaults)" my:m1 m1.t "${DBS[@]}" \
+  "$(cfg m2m "$MYSQL_URL"bench "$MYSQL_URL"m1 '"targetSchema": "m1"')"
+checked 8 "$work/m2m.json"
+dumppipe() {
+  mariadb-dump -h 127.0.0.1 -P "$MYSQL_PORT" -u root "-p$MYSQL_PASSWORD" --single-transaction \
+    --quick bench t | mariadb -h 127.0.0.1 -P "$MYSQL_PORT" -u root "-p$MYSQL_PASSWORD" m2
+}
+run "mariadb-dump | mariadb" my:m2 m2.t bash -c "$(declare -f dumppipe); MYSQL_PORT=$MYSQL_PORT MYSQL_PASSWORD=$MYSQL_PASSWORD dumppipe"
+mydl() {
+  rm -rf "$work/mydumper"
+  mydumper -h 127.0.0.1 -P "$MYSQL_PORT" -u root -p "$MYSQL_PASSWORD" -B bench -T bench.t \
+    -t 2 -r 100000 -o "$work/mydumper" &&
+    myloader -h 127.0.0.1 -P "$MYSQL_PORT" -u root -p "$MYSQL_PASSWORD" -B m3 -s bench \
+      -t 2 -o -d "$work/mydumper"
+}
+run "mydumper | myloader (2 threads)" my:m3 m3.t bash -c "$(declare -f mydl); work=$work MYSQL_PORT=$MYSQL_PORT MYSQL_PASSWORD=$MYSQL_PASSWORD mydl"
+
+echo "== PostgreSQL -> MariaDB"
+run "dbstreams (defaults)" my:m4 m4.t "${DBS[@]}" \
+  "$(cfg p2m "$PGBASE/bench" "$MYSQL_URL"m4 '"targetSchema": "m4"')"
+checked 11 "$work/p2m.json"
 
 # rate I: rows/s of results[I], 0 when it failed.
 rate() {
@@ -175,13 +235,17 @@ summary() {
       "$(echo "$ROWS / $wall" | bc -l)" "$(echo "$BYTES / 1048576 / $wall" | bc -l)" "$cpu" "$rss" "$ok"
   done
   echo
-  echo "ratios: dbstreams rows/s over the peer's (issue targets in brackets)"
-  printf "%-52s %11s %11s\n" "" "bundle 100" "bundle 5000"
-  printf "%-52s %11s %11s\n" "MariaDB -> PostgreSQL vs pgloader (3x)" "$(ratio 0 2)" "$(ratio 1 2)"
-  printf "%-52s %11s %11s\n" "MariaDB -> PostgreSQL vs text pipe (>1x)" "$(ratio 0 3)" "$(ratio 1 3)"
-  printf "%-52s %11s %11s\n" "PostgreSQL -> PostgreSQL vs pgcopydb (1.3x)" "$(ratio 4 6)" "$(ratio 5 6)"
-  printf "%-52s %11s %11s\n" "PostgreSQL -> PostgreSQL vs binary COPY pipe (0.7x)" "$(ratio 4 7)" \
+  echo "ratios: dbstreams rows/s over the peer's (issue 12's targets in brackets)"
+  printf "%-58s %9s %13s\n" "" "defaults" "bundle 100"
+  printf "%-58s %9s %13s\n" "MariaDB -> PostgreSQL vs pgloader (4x)" "$(ratio 0 2)" "$(ratio 1 2)"
+  printf "%-58s %9s %13s\n" "MariaDB -> PostgreSQL vs text pipe (1.2x)" "$(ratio 0 3)" "$(ratio 1 3)"
+  printf "%-58s %9s %13s\n" "PostgreSQL -> PostgreSQL vs pgcopydb (1.5x)" "$(ratio 4 6)" "$(ratio 5 6)"
+  printf "%-58s %9s %13s\n" "PostgreSQL -> PostgreSQL vs binary COPY pipe (0.7x)" "$(ratio 4 7)" \
     "$(ratio 5 7)"
+  printf "%-58s %9s\n" "MariaDB -> MariaDB vs mariadb-dump | mariadb (1.5x)" "$(ratio 8 9)"
+  printf "%-58s %9s\n" "MariaDB -> MariaDB vs mydumper | myloader (1.5x)" "$(ratio 8 10)"
+  printf "%-58s %9s\n" "PostgreSQL -> MariaDB vs mariadb-dump | mariadb (1.5x)" "$(ratio 11 9)"
+  printf "%-58s %9s\n" "PostgreSQL -> MariaDB vs mydumper | myloader (1.5x)" "$(ratio 11 10)"
 }
 mkdir -p bench/results
 echo

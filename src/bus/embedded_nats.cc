@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -105,6 +106,7 @@ Result<std::unique_ptr<EmbeddedNats>> EmbeddedNats::Start(const EmbeddedNatsOpti
                 ConfString(o.data_dir) + "\n}\n" + tls_conf + auth));
   SpawnOptions so;
   so.argv = {o.binary, "-c", conf};
+  if (o.memory_limit > 0) so.env.push_back("GOMEMLIMIT=" + std::to_string(o.memory_limit));
   so.output_file = n->log_file_;
   so.death_signal = SIGTERM;
   so.umask = 077;  // the JetStream store and the log: owner only
@@ -113,6 +115,7 @@ Result<std::unique_ptr<EmbeddedNats>> EmbeddedNats::Start(const EmbeddedNatsOpti
     return child.status().WithContext("starting nats-server (is it installed? scripts/setup.sh)");
   }
   n->child_ = std::move(child).value();
+  n->spawn_ = so;
 
   auto deadline = std::chrono::steady_clock::now() + o.start_timeout;
   Status last = Status::Unavailable("not started");
@@ -131,6 +134,8 @@ Result<std::unique_ptr<EmbeddedNats>> EmbeddedNats::Start(const EmbeddedNatsOpti
         if (last.ok()) {
           Log(LogLevel::kInfo, "nats", "embedded nats-server ready",
               {F("url", n->url_), F("store", o.data_dir)});
+          EmbeddedNats* self = n.get();
+          n->watcher_ = std::thread([self] { self->Watch(); });
           return n;
         }
       } else {
@@ -144,6 +149,75 @@ Result<std::unique_ptr<EmbeddedNats>> EmbeddedNats::Start(const EmbeddedNatsOpti
 }
 
 EmbeddedNats::~EmbeddedNats() { Stop(); }
+
+void EmbeddedNats::Watch() {
+  std::unique_lock<std::mutex> l(mu_);
+  std::vector<std::chrono::steady_clock::time_point> recent;  // restarts in the last minute
+  while (!cv_.wait_for(l, std::chrono::milliseconds(250), [this] { return stopping_; })) {
+    if (!child_ || child_->Running()) continue;
+    const auto now = std::chrono::steady_clock::now();
+    std::erase_if(recent, [&](auto t) { return now - t > std::chrono::minutes(1); });
+    if (static_cast<int>(recent.size()) >= kMaxRestarts) {
+      Log(LogLevel::kError, "nats",
+          "the embedded nats-server keeps exiting; it is left down (see its log)",
+          {F("log", log_file_), F("restarts", restarts_)});
+      child_.reset();
+      continue;
+    }
+    l.unlock();
+    const std::string why = Diagnosis();
+    l.lock();
+    if (stopping_) break;
+    Log(LogLevel::kWarn, "nats", "the embedded nats-server exited; starting it again",
+        {F("url", url_), F("detail", why)});
+    auto child = ChildProcess::Spawn(spawn_);
+    recent.push_back(now);
+    ++restarts_;
+    if (child.ok()) {
+      child_ = std::move(child).value();
+    } else {
+      Log(LogLevel::kError, "nats", "cannot start the embedded nats-server again",
+          {F("error", child.status().ToString())});
+    }
+  }
+}
+
+pid_t EmbeddedNats::pid() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return child_ ? child_->pid() : -1;
+}
+
+int EmbeddedNats::restarts() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return restarts_;
+}
+
+std::string EmbeddedNats::Diagnosis() {
+  bool running;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    running = child_ && child_->Running();
+  }
+  std::string out =
+      running ? "the embedded nats-server is running" : "the embedded nats-server is not running";
+  std::ifstream in(log_file_, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string log = ss.str();
+  size_t crash = std::string::npos;
+  for (const char* mark : {"\npanic: ", "\nfatal error: ", "\nSIGQUIT", "\nSIGABRT"}) {
+    crash = std::min(crash, log.find(mark));
+  }
+  if (crash != std::string::npos) {
+    out += "; its crash report begins:\n" + log.substr(crash + 1, 1200);
+    if (log.size() > crash + 1 + 1200) out += "\n[...]";
+  }
+  const size_t tail = log.size() > 1500 ? log.size() - 1500 : 0;
+  if (crash == std::string::npos || tail > crash + 1200) {
+    out += "\nlast lines of its log:\n" + log.substr(tail);
+  }
+  return out;
+}
 
 NatsOptions EmbeddedNats::ClientOptions(NatsRole role, const std::string& client_name) const {
   NatsOptions o;
@@ -159,6 +233,13 @@ NatsOptions EmbeddedNats::ClientOptions(NatsRole role, const std::string& client
 }
 
 void EmbeddedNats::Stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (watcher_.joinable()) watcher_.join();
+  std::lock_guard<std::mutex> l(mu_);
   if (child_) {
     child_->Terminate(SIGTERM, std::chrono::seconds(15));
     child_.reset();

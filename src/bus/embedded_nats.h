@@ -13,8 +13,11 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "bus/jetstream.h"
 #include "bus/nats_auth.h"
@@ -34,6 +37,10 @@ struct EmbeddedNatsOptions {
   // TLS: "auto" (on unless `host` is a loopback address), "on" or "off". A non-loopback
   // server without TLS is refused unless this is "off".
   std::string tls = "auto";
+  // The broker's Go heap is held near this (GOMEMLIMIT, a soft limit: the collector runs
+  // harder as it is approached, nothing fails). It bounds the whole command's memory; the
+  // data on the bus is bounded by the reader's window, not by the heap. 0: no limit.
+  int64_t memory_limit = 96ll << 20;
 };
 
 class EmbeddedNats {
@@ -50,11 +57,31 @@ class EmbeddedNats {
   int port() const { return port_; }
   // The server's log file (for error messages).
   const std::string& log_file() const { return log_file_; }
+  // For an error message when the bus stopped answering: whether the server is still running
+  // (or how it ended), the start of a crash report in its log ("panic:", "fatal error:") if
+  // there is one, and the log's last lines.
+  std::string Diagnosis();
+  // Stops the server (and its watcher). Idempotent.
   void Stop();
+  // How often the watcher started the server again after it exited on its own.
+  int restarts() const;
+  // The running server's process id (-1: none), e.g. for tests that crash it.
+  pid_t pid() const;
 
  private:
   EmbeddedNats() = default;
-  std::unique_ptr<ChildProcess> child_;
+  // The watcher: a server that exits on its own (a crash) is started again on the same port
+  // and store, so the clients reconnect and JetStream recovers its streams from the store; a
+  // server that keeps exiting (kMaxRestarts within a minute) is left down and said so.
+  void Watch();
+  static constexpr int kMaxRestarts = 5;
+  SpawnOptions spawn_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  int restarts_ = 0;
+  std::thread watcher_;
+  std::unique_ptr<ChildProcess> child_;  // under mu_ once the watcher runs
   std::string url_;
   std::string log_file_;
   std::string ca_file_;  // the server's self-signed certificate when TLS is on

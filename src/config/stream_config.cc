@@ -236,11 +236,11 @@ bool MatchTablePattern(const std::string& pattern, const std::string& schema,
 Result<StreamConfig> ParseStreamConfig(const json& j) {
   if (!j.is_object()) return Status::InvalidArgument("the stream config must be a JSON object");
   DBS_RETURN_IF_ERROR(OnlyKeys(
-      j, "",
-      {"name",    "mode",           "source",       "target",     "targetSchema", "tables",
-       "exclude", "dataBundleSize", "schemaPolicy", "writeMode",  "structure",    "limits",
-       "readers", "splitRows",      "compression",  "zeroDate",   "verify",       "keepPartial",
-       "cdc",     "busEncryption",  "busKey",       "typeMapping"}));
+      j, "", {"name",          "mode",      "source",         "target",          "targetSchema",
+              "tables",        "exclude",   "dataBundleSize", "dataBundleBytes", "schemaPolicy",
+              "writeMode",     "structure", "limits",         "readers",         "splitRows",
+              "compression",   "zeroDate",  "verify",         "keepPartial",     "cdc",
+              "busEncryption", "busKey",    "typeMapping"}));
   StreamConfig c;
   DBS_RETURN_IF_ERROR(GetString(j, "", "name", &c.name));
   if (!ValidName(c.name)) {
@@ -269,6 +269,9 @@ Result<StreamConfig> ParseStreamConfig(const json& j) {
   uint64_t v = c.bundle_size;
   DBS_RETURN_IF_ERROR(GetUInt(j, "", "dataBundleSize", 1, 1'000'000, &v));
   c.bundle_size = static_cast<uint32_t>(v);
+  v = c.bundle_bytes;
+  DBS_RETURN_IF_ERROR(GetUInt(j, "", "dataBundleBytes", 4096, 64u << 20, &v));
+  c.bundle_bytes = static_cast<uint32_t>(v);
   DBS_RETURN_IF_ERROR(
       GetEnum<SchemaPolicy>(j, "", "schemaPolicy",
                             {{"fail_if_exists", SchemaPolicy::kFailIfExists},

@@ -81,7 +81,11 @@ struct StreamConfig {
   std::string target_schema;  // PostgreSQL schema / MySQL database; empty: the source's name
   std::vector<TableSelector> tables;
   std::vector<std::string> exclude;  // patterns, as in TableSelector::pattern
-  uint32_t bundle_size = 100;        // rows per bundle
+  // A bundle ends at `bundle_size` rows or `bundle_bytes` bytes of row data, whichever comes
+  // first (and always under 3/4 of NATS max_payload). The default is sized by bytes: rows of
+  // any width travel in messages the broker handles well (docs/benchmarks.md, the sweep).
+  uint32_t bundle_size = 100'000;    // rows per bundle, at most (dataBundleSize)
+  uint32_t bundle_bytes = 1u << 20;  // bytes of row data per bundle, at most (dataBundleBytes)
   SchemaPolicy schema_policy = SchemaPolicy::kCreateMissing;
   WriteMode write_mode = WriteMode::kAppend;
   StructureOptions structure;

@@ -1,5 +1,6 @@
 #include "reader/load_reader.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -369,7 +370,8 @@ Result<ReaderStats> LoadReader::Run() {
   DBS_ASSIGN_OR_RETURN(const std::optional<security::DataCipher> cipher,
                        security::StreamCipher(config_.bus_encryption, config_.bus_key));
   const int64_t max_payload = nats_->max_payload();
-  const size_t max_bytes = static_cast<size_t>(max_payload) * 3 / 4;
+  const size_t max_bytes =
+      std::min<size_t>(static_cast<size_t>(max_payload) * 3 / 4, config_.bundle_bytes);
   EncodeOptions eo;
   eo.compression = config_.compression;
 

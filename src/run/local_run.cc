@@ -239,8 +239,7 @@ Result<RunSummary> RunLocal(const StreamConfig& stream_config, const LocalRunOpt
       return s;
     }
     return Status(s.code(), s.retryable() ? Retry::kRetry : Retry::kFail,
-                  s.message() + "\nlast lines of the embedded nats-server's log:\n" +
-                      bus::FileTail(embedded->log_file(), 1500));
+                  s.message() + "\n" + embedded->Diagnosis());
   };
   if (!setup.ok()) return with_bus_log(setup);
   if (!reader_result.ok()) {

@@ -25,6 +25,30 @@ Result<json> ParseJson(const std::string& text, const std::string& what) {
   return j;
 }
 
+// How many messages a fetch asks for: about `fetch_rows` rows and at most `fetch_bytes`
+// bytes, at least one and at most `fetch_batch`, from running means of the bundles seen (the
+// first fetch takes a few). Bundles are cut by bytes, so rows per bundle depend on the table.
+class FetchSizer {
+ public:
+  explicit FetchSizer(const WriterOptions& o) : o_(o) {}
+  int batch() const {
+    if (seen_ == 0) return std::clamp(o_.fetch_batch, 1, 4);
+    const double rows = std::max(1.0, static_cast<double>(rows_) / static_cast<double>(seen_));
+    const double bytes = std::max(1.0, static_cast<double>(bytes_) / static_cast<double>(seen_));
+    const double n = std::min(o_.fetch_rows / rows, static_cast<double>(o_.fetch_bytes) / bytes);
+    return static_cast<int>(std::clamp(n, 1.0, static_cast<double>(std::max(1, o_.fetch_batch))));
+  }
+  void Saw(uint64_t rows, uint64_t bytes) {
+    rows_ += rows;
+    bytes_ += bytes;
+    ++seen_;
+  }
+
+ private:
+  const WriterOptions& o_;
+  uint64_t rows_ = 0, bytes_ = 0, seen_ = 0;
+};
+
 }  // namespace
 
 SinkOptions WriterSinkOptions(const StreamConfig& config, const std::string& run) {
@@ -239,16 +263,16 @@ Status LoadWriter::Run() {
   cs.max_ack_pending = 4096;
   DBS_ASSIGN_OR_RETURN(auto consumer, bus::PullConsumer::Create(nats_, cs));
 
-  const int fetch_batch = static_cast<int>(
-      std::clamp<uint32_t>(options_.fetch_rows / std::max<uint32_t>(1, config_.bundle_size), 1,
-                           static_cast<uint32_t>(std::max(1, options_.fetch_batch))));
+  // Messages per fetch: about fetch_rows rows and at most fetch_bytes bytes, from the sizes of
+  // the bundles seen so far (bundles are cut by bytes, so rows per bundle vary by table).
+  FetchSizer sizer(options_);
   int backoff_ms = 100;
   while (!stop_.load()) {
     if (paused_.load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
-    DBS_ASSIGN_OR_RETURN(auto msgs, consumer->Fetch(fetch_batch, options_.fetch_wait));
+    DBS_ASSIGN_OR_RETURN(auto msgs, consumer->Fetch(sizer.batch(), options_.fetch_wait));
     if (msgs.empty()) {
       auto finished = CheckFinished(sink);
       if (!finished.ok()) {
@@ -297,6 +321,7 @@ Status LoadWriter::Run() {
       bundles.push_back(std::move(b).value());
       ids.push_back(m->header(bus::kHeaderBundleId));
       rows_by_table[index] += bundles.back().rows();
+      sizer.Saw(bundles.back().rows(), m->data().size());
     }
     if (batch_status.ok()) {
       for (size_t i = 0; i < bundles.size(); ++i) {

@@ -44,7 +44,9 @@ json Minimal() {
 TEST(StreamConfig, DefaultsAndFullForm) {
   auto c = ParseStreamConfig(Minimal());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->bundle_size, 100u);
+  // Bundles are sized by bytes unless the user caps the rows.
+  EXPECT_EQ(c->bundle_size, 100'000u);
+  EXPECT_EQ(c->bundle_bytes, 1u << 20);
   EXPECT_EQ(c->mode, StreamMode::kLoad);
   EXPECT_EQ(c->schema_policy, SchemaPolicy::kCreateMissing);
   ASSERT_EQ(c->tables.size(), 1u);
@@ -57,6 +59,7 @@ TEST(StreamConfig, DefaultsAndFullForm) {
       {"orders", json{{"name", "shop.items"}, {"columns", {"id", "sku"}}, {"filter", "id > 10"}}});
   j["exclude"] = {"shop.tmp_*"};
   j["dataBundleSize"] = 5000;
+  j["dataBundleBytes"] = 65536;
   j["schemaPolicy"] = "drop_and_recreate";
   j["writeMode"] = "upsert";
   j["structure"] = {{"foreignKeys", false}};
@@ -71,6 +74,8 @@ TEST(StreamConfig, DefaultsAndFullForm) {
   EXPECT_TRUE(f->structure.indexes);
   EXPECT_EQ(f->limits.elapsed.count(), 60);
   EXPECT_EQ(f->compression, Compression::kZstd);
+  EXPECT_EQ(f->bundle_size, 5000u);
+  EXPECT_EQ(f->bundle_bytes, 65536u);
 }
 
 TEST(StreamConfig, ErrorsNameTheField) {
@@ -78,6 +83,9 @@ TEST(StreamConfig, ErrorsNameTheField) {
   json j = Minimal();
   j["dataBundleSize"] = 0;
   EXPECT_EQ(msg(j), "dataBundleSize must be between 1 and 1000000 (got 0)");
+  j = Minimal();
+  j["dataBundleBytes"] = 100;
+  EXPECT_EQ(msg(j), "dataBundleBytes must be between 4096 and 67108864 (got 100)");
   j = Minimal();
   j["writeMode"] = "overwrite";
   EXPECT_EQ(msg(j),
