@@ -142,7 +142,9 @@ TEST(ServeRestart, KilledMidLoadThenStartedAgainEndsExactOrFailed) {
                            {{"name", "restart-load"},
                             {"source", {{"connection", src.second["id"]}}},
                             {"target", {{"connection", dst.second["id"]}}},
-                            {"targetSchema", "public"}});
+                            {"targetSchema", "public"},
+                            // Small bundles: the load lasts long enough to be killed midway.
+                            {"dataBundleSize", 1000}});
   ASSERT_EQ(stream.first, 201) << stream.second.dump();
   const std::string sid = stream.second["id"];
   auto start = [&]() {
