@@ -206,8 +206,6 @@ Result<ConnectionConfig> ConnectionFromSpec(const json& spec, const std::string&
   return ParseConnection(ConnectionJson(spec, &password), "connection");
 }
 
-bool IsInlinePem(const std::string& v) { return v.find("-----BEGIN") != std::string::npos; }
-
 std::string SslKeyRef(const std::string& connection_id) {
   return "connection/" + connection_id + "/ssl-key";
 }

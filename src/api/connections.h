@@ -33,8 +33,6 @@ struct ConnectionInput {
   std::string ssl_key;  // the PEM text when kInline
 };
 
-// Whether an ssl value is PEM text rather than a file path.
-bool IsInlinePem(const std::string& v);
 // The secrets-store reference of a connection's inline TLS client key.
 std::string SslKeyRef(const std::string& connection_id);
 
