@@ -639,10 +639,57 @@ struct ApiServer::Impl {
     if (r.secret_ref.empty()) return std::string();
     return secrets->Get(r.secret_ref);
   }
+  // Whether the record's inline TLS key is in the secrets store (the spec says kStoredSslKey).
+  static bool HasStoredSslKey(const json& spec) {
+    return spec.contains("ssl") && spec["ssl"].is_object() &&
+           spec["ssl"].value("key", "") == kStoredSslKey;
+  }
+  // The record's spec for connecting: the stored inline TLS key put back in place of its marker
+  // when `with_secrets`, else the marker left out (the spec is then only checked).
+  Result<json> SpecForUse(const store::ConnectionRecord& r, bool with_secrets) {
+    json spec = r.spec;
+    if (!HasStoredSslKey(spec)) return spec;
+    if (!with_secrets) {
+      spec["ssl"].erase("key");
+      return spec;
+    }
+    DBS_ASSIGN_OR_RETURN(std::string key, secrets->Get(SslKeyRef(r.id)));
+    spec["ssl"]["key"] = key;
+    return spec;
+  }
   Result<ConnectionConfig> Connection(const std::string& id) {
     DBS_ASSIGN_OR_RETURN(auto rec, config->GetConnection(id));
     DBS_ASSIGN_OR_RETURN(std::string pw, Password(rec));
-    return ConnectionFromSpec(rec.spec, pw);
+    DBS_ASSIGN_OR_RETURN(json spec, SpecForUse(rec, true));
+    return ConnectionFromSpec(spec, pw);
+  }
+  // Stores (kInline) or keeps (kKeep) the inline TLS key of a body for record `r`, whose spec
+  // `old_spec` was saved before (null for a new record). Called before the record is written;
+  // the caller deletes SslKeyRef(r.id) when writing a new record then fails, and deletes a
+  // stored key the body no longer names (kNone) once the record is written.
+  Status SaveSslKey(const store::ConnectionRecord& r, const json& old_spec,
+                    const ConnectionInput& in) {
+    const std::string ref = SslKeyRef(r.id);
+    switch (in.ssl_key_input) {
+      case SslKeyInput::kInline:
+        return secrets->Put(ref, in.ssl_key);
+      case SslKeyInput::kKeep: {
+        if (HasStoredSslKey(old_spec)) return Status::Ok();
+        const json* legacy =
+            old_spec.is_object() && old_spec.contains("ssl") ? &old_spec["ssl"] : nullptr;
+        if (legacy != nullptr && legacy->is_object() && legacy->contains("key") &&
+            (*legacy)["key"].is_string() && IsInlinePem((*legacy)["key"].get<std::string>())) {
+          // Saved before keys went to the secrets store: moved there now.
+          return secrets->Put(ref, (*legacy)["key"].get<std::string>());
+        }
+        return Status::InvalidArgument(std::string("ssl.key '") + kStoredSslKey +
+                                       "' keeps a stored key, but this connection has none: "
+                                       "give the key's PEM text or a file path");
+      }
+      case SslKeyInput::kNone:
+        return Status::Ok();
+    }
+    return Status::Ok();
   }
   // Validates an API stream body; returns the resolved config JSON (with credentials when
   // `with_secrets`).
@@ -677,7 +724,8 @@ struct ApiServer::Impl {
       if (with_secrets) {
         DBS_ASSIGN_OR_RETURN(pw, Password(*rec));
       }
-      resolved[side] = ConnectionJson(rec->spec, with_secrets ? &pw : nullptr);
+      DBS_ASSIGN_OR_RETURN(json spec, SpecForUse(*rec, with_secrets));
+      resolved[side] = ConnectionJson(spec, with_secrets ? &pw : nullptr);
     }
     auto parsed = ParseStreamConfig(resolved);
     if (!parsed.ok()) return parsed.status();
@@ -880,6 +928,15 @@ Status Upstream(const Status& s) {
   return Status::Unavailable("the database answered: " + s.ToString());
 }
 
+// The plan of a resolved stream config (ResolveStream with secrets) as JSON; Unavailable when
+// the source or the target cannot be read. Writes nothing.
+Result<json> PlanJson(const json& resolved) {
+  DBS_ASSIGN_OR_RETURN(StreamConfig sc, ParseStreamConfig(resolved));
+  auto plan = PlanStream(sc);
+  if (!plan.ok()) return Upstream(plan.status());
+  return ToJson(*plan);
+}
+
 }  // namespace
 
 void ApiServer::Impl::RegisterRoutes() {
@@ -930,6 +987,12 @@ void ApiServer::Impl::RegisterConnectionRoutes(const std::string& v1) {
   });
   Add("POST", v1 + "/connections/test", [](Ctx& c) -> Result<json> {
     DBS_ASSIGN_OR_RETURN(ConnectionInput in, ParseConnectionBody(c.body, false));
+    if (in.ssl_key_input == SslKeyInput::kKeep) {
+      return Status::InvalidArgument(std::string("ssl.key '") + kStoredSslKey +
+                                     "' names a saved connection's key: test that connection "
+                                     "with POST /connections/{id}/ping, or give the key");
+    }
+    if (in.ssl_key_input == SslKeyInput::kInline) in.spec["ssl"]["key"] = in.ssl_key;
     DBS_ASSIGN_OR_RETURN(auto cfg, ConnectionFromSpec(in.spec, in.password.value_or("")));
     return TestConnection(cfg);
   });
@@ -942,13 +1005,19 @@ void ApiServer::Impl::RegisterConnectionRoutes(const std::string& v1) {
         r.name = in.name;
         r.spec = in.spec;
         r.created_at = r.updated_at = store::NowSeconds();
+        DBS_RETURN_IF_ERROR(SaveSslKey(r, nullptr, in));
         if (in.password && !in.password->empty()) {
           r.secret_ref = "connection/" + r.id + "/password";
-          DBS_RETURN_IF_ERROR(secrets->Put(r.secret_ref, *in.password));
+          Status s = secrets->Put(r.secret_ref, *in.password);
+          if (!s.ok()) {
+            (void)secrets->Delete(SslKeyRef(r.id));
+            return s;
+          }
         }
         Status s = config->PutConnection(r, true);
         if (!s.ok()) {
           if (!r.secret_ref.empty()) (void)secrets->Delete(r.secret_ref);
+          (void)secrets->Delete(SslKeyRef(r.id));
           return s;
         }
         Log(LogLevel::kInfo, "api", "connection created", {F("id", r.id), F("name", r.name)});
@@ -962,6 +1031,8 @@ void ApiServer::Impl::RegisterConnectionRoutes(const std::string& v1) {
   Add("PUT", v1 + "/connections/{id}", [this](Ctx& c) -> Result<json> {
     DBS_ASSIGN_OR_RETURN(auto r, config->GetConnection(c.params["id"]));
     DBS_ASSIGN_OR_RETURN(ConnectionInput in, ParseConnectionBody(c.body, true));
+    DBS_RETURN_IF_ERROR(SaveSslKey(r, r.spec, in));
+    const bool drop_key = HasStoredSslKey(r.spec) && in.ssl_key_input == SslKeyInput::kNone;
     r.name = in.name;
     r.spec = in.spec;
     r.updated_at = store::NowSeconds();
@@ -970,6 +1041,7 @@ void ApiServer::Impl::RegisterConnectionRoutes(const std::string& v1) {
       DBS_RETURN_IF_ERROR(secrets->Put(r.secret_ref, *in.password));
     }
     DBS_RETURN_IF_ERROR(config->PutConnection(r, false));
+    if (drop_key) (void)secrets->Delete(SslKeyRef(r.id));
     return ConnectionOut(r);
   });
   Add(
@@ -985,6 +1057,7 @@ void ApiServer::Impl::RegisterConnectionRoutes(const std::string& v1) {
         }
         DBS_RETURN_IF_ERROR(config->DeleteConnection(r.id));
         if (!r.secret_ref.empty()) (void)secrets->Delete(r.secret_ref);
+        if (HasStoredSslKey(r.spec)) (void)secrets->Delete(SslKeyRef(r.id));
         return json(nullptr);
       },
       204);
@@ -1002,6 +1075,10 @@ void ApiServer::Impl::RegisterConnectionRoutes(const std::string& v1) {
           DBS_ASSIGN_OR_RETURN(std::string pw, secrets->Get(r.secret_ref));
           n.secret_ref = "connection/" + n.id + "/password";
           DBS_RETURN_IF_ERROR(secrets->Put(n.secret_ref, pw));
+        }
+        if (HasStoredSslKey(r.spec)) {
+          DBS_ASSIGN_OR_RETURN(std::string key, secrets->Get(SslKeyRef(r.id)));
+          DBS_RETURN_IF_ERROR(secrets->Put(SslKeyRef(n.id), key));
         }
         DBS_RETURN_IF_ERROR(config->PutConnection(n, true));
         return ConnectionOut(n);
@@ -1117,10 +1194,14 @@ void ApiServer::Impl::RegisterStreamRoutes(const std::string& v1) {
   Add("POST", v1 + "/streams/{id}/plan", [this](Ctx& c) -> Result<json> {
     DBS_ASSIGN_OR_RETURN(auto r, config->GetStream(c.params["id"]));
     DBS_ASSIGN_OR_RETURN(json resolved, ResolveStream(r.config, true));
-    DBS_ASSIGN_OR_RETURN(StreamConfig sc, ParseStreamConfig(resolved));
-    auto plan = PlanStream(sc);
-    if (!plan.ok()) return Upstream(plan.status());
-    return ToJson(*plan);
+    return PlanJson(resolved);
+  });
+  // The same plan for a config that is not saved: the body is what POST /streams takes, checked
+  // the same way (same per-field errors); nothing is stored and nothing is written to any
+  // database. The stream editor shows it before the first save.
+  Add("POST", v1 + "/streams/plan", [this](Ctx& c) -> Result<json> {
+    DBS_ASSIGN_OR_RETURN(json resolved, ResolveStream(c.body, true));
+    return PlanJson(resolved);
   });
   Add("GET", v1 + "/streams/{id}/runs", [this](Ctx& c) -> Result<json> {
     DBS_ASSIGN_OR_RETURN(auto r, config->GetStream(c.params["id"]));

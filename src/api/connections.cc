@@ -170,6 +170,13 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
   if (!cfg->ssl.ca.empty()) ssl["ca"] = cfg->ssl.ca;
   if (!cfg->ssl.cert.empty()) ssl["cert"] = cfg->ssl.cert;
   if (!cfg->ssl.key.empty()) ssl["key"] = cfg->ssl.key;
+  if (cfg->ssl.key == kStoredSslKey) {
+    in.ssl_key_input = SslKeyInput::kKeep;
+  } else if (IsInlinePem(cfg->ssl.key)) {
+    in.ssl_key_input = SslKeyInput::kInline;
+    in.ssl_key = cfg->ssl.key;
+    ssl["key"] = kStoredSslKey;
+  }
   spec["ssl"] = ssl;
   spec["params"] = cfg->params;
   in.spec = std::move(spec);
@@ -199,8 +206,16 @@ Result<ConnectionConfig> ConnectionFromSpec(const json& spec, const std::string&
   return ParseConnection(ConnectionJson(spec, &password), "connection");
 }
 
+std::string SslKeyRef(const std::string& connection_id) {
+  return "connection/" + connection_id + "/ssl-key";
+}
+
 json ConnectionOut(const store::ConnectionRecord& r) {
   json j = r.spec;
+  if (j.contains("ssl") && j["ssl"].is_object() && j["ssl"].contains("key") &&
+      j["ssl"]["key"].is_string() && IsInlinePem(j["ssl"]["key"].get<std::string>())) {
+    j["ssl"]["key"] = kStoredSslKey;  // a record from before keys went to the secrets store
+  }
   j["id"] = r.id;
   j["name"] = r.name;
   j["hasPassword"] = !r.secret_ref.empty();

@@ -13,11 +13,28 @@
 
 namespace dbs::api {
 
+// What a body says about an inline TLS client key (ssl.key given as PEM text rather than a path
+// on the server): a credential, so the config store holds only kStoredSslKey in its place and
+// the PEM itself goes to the secrets store under SslKeyRef(id).
+inline constexpr const char* kStoredSslKey = "<stored key>";
+enum class SslKeyInput {
+  kNone,    // no ssl.key, or a file path (not a secret: kept in the spec)
+  kInline,  // PEM text in ConnectionInput::ssl_key
+  kKeep,    // kStoredSslKey: keep the key already stored for this connection
+};
+
 struct ConnectionInput {
   std::string name;
-  nlohmann::json spec;  // engine, host, port, user, database, ssl, params (no password)
+  // engine, host, port, user, database, ssl, params (no password; an inline ssl.key is replaced
+  // by kStoredSslKey)
+  nlohmann::json spec;
   std::optional<std::string> password;  // given in the body (or the URL)
+  SslKeyInput ssl_key_input = SslKeyInput::kNone;
+  std::string ssl_key;  // the PEM text when kInline
 };
+
+// The secrets-store reference of a connection's inline TLS client key.
+std::string SslKeyRef(const std::string& connection_id);
 
 // Validates a connection body (strict: unknown fields and wrong types are errors naming the
 // field). `require_name`: create/update need a name; the test route does not.
@@ -27,7 +44,8 @@ Result<ConnectionInput> ParseConnectionBody(const nlohmann::json& body, bool req
 nlohmann::json ConnectionJson(const nlohmann::json& spec, const std::string* password);
 Result<ConnectionConfig> ConnectionFromSpec(const nlohmann::json& spec,
                                             const std::string& password);
-// The API view of a record (never a password).
+// The API view of a record: never a password, never an inline TLS key (kStoredSslKey stands in
+// for it, also for a record saved before keys went to the secrets store).
 nlohmann::json ConnectionOut(const store::ConnectionRecord& r);
 
 // Connects and runs a trivial query: {"ok", "latencyMs", "serverVersion"|"error"}.

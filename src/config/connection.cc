@@ -1,5 +1,12 @@
 #include "config/connection.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
 #include <nlohmann/json.hpp>
 
 namespace dbs {
@@ -287,6 +294,65 @@ std::string ConnectionConfig::LibpqConninfo(bool replication) const {
     }
   }
   return s;
+}
+
+bool IsInlinePem(const std::string& value) { return value.find("-----BEGIN") != std::string::npos; }
+
+PemFiles::PemFiles(PemFiles&& o) noexcept
+    : settings_(std::move(o.settings_)), dir_(std::move(o.dir_)), files_(std::move(o.files_)) {
+  o.dir_.clear();
+  o.files_.clear();
+}
+
+PemFiles::~PemFiles() {
+  for (const std::string& f : files_) ::unlink(f.c_str());
+  if (!dir_.empty()) ::rmdir(dir_.c_str());
+}
+
+Result<PemFiles> PemFiles::Write(const SslSettings& ssl) {
+  PemFiles out;
+  out.settings_ = ssl;
+  struct Field {
+    std::string* value;
+    const char* name;
+  };
+  for (Field f : {Field{&out.settings_.ca, "ca.pem"}, Field{&out.settings_.cert, "cert.pem"},
+                  Field{&out.settings_.key, "key.pem"}}) {
+    if (!IsInlinePem(*f.value)) continue;
+    if (out.dir_.empty()) {
+      const char* tmp = std::getenv("TMPDIR");
+      std::string templ =
+          std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/dbstreams-tls-XXXXXX";
+      if (::mkdtemp(templ.data()) == nullptr) {
+        return Status::Internal("cannot make a private folder for the TLS files under " +
+                                templ.substr(0, templ.rfind('/')) + ": " + std::strerror(errno));
+      }
+      out.dir_ = templ;
+    }
+    const std::string path = out.dir_ + "/" + f.name;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      return Status::Internal("cannot write the TLS file " + path + ": " + std::strerror(errno));
+    }
+    out.files_.push_back(path);
+    const std::string& text = *f.value;
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = errno;
+        ::close(fd);
+        return Status::Internal("cannot write the TLS file " + path + ": " + std::strerror(err));
+      }
+      done += static_cast<size_t>(n);
+    }
+    if (::close(fd) != 0) {
+      return Status::Internal("cannot write the TLS file " + path + ": " + std::strerror(errno));
+    }
+    *f.value = path;
+  }
+  return out;
 }
 
 }  // namespace dbs

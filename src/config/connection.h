@@ -15,6 +15,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -29,9 +30,36 @@ struct SslSettings {
   // MySQL ssl-mode names are mapped onto them (DISABLED, PREFERRED, REQUIRED, VERIFY_CA,
   // VERIFY_IDENTITY).
   std::string mode;  // empty: the client library's default
+  // Each a file path, or the PEM text itself (IsInlinePem: the web UI's upload); the client
+  // libraries read paths, so PemFiles writes inline text to private files while connecting.
   std::string ca;
   std::string cert;
   std::string key;
+};
+
+// Whether an ssl value is PEM text (it has a "-----BEGIN" line) rather than a file path.
+bool IsInlinePem(const std::string& value);
+
+// The inline PEM values of an SslSettings written to private temporary files (a fresh 0700
+// folder under $TMPDIR, files 0600), for libpq and Connector/C, which read certificates and
+// keys from paths while a connection is opened. settings() is the input with those values
+// replaced by the files' paths (paths are passed through unchanged). The files and the folder
+// are removed when the object is destroyed: keep it alive until the connection is open. Not
+// thread-safe; move-only.
+class PemFiles {
+ public:
+  static Result<PemFiles> Write(const SslSettings& ssl);
+  PemFiles(PemFiles&& o) noexcept;
+  PemFiles& operator=(PemFiles&&) = delete;
+  PemFiles(const PemFiles&) = delete;
+  ~PemFiles();
+  const SslSettings& settings() const { return settings_; }
+
+ private:
+  PemFiles() = default;
+  SslSettings settings_;
+  std::string dir_;                 // "" when nothing was inline
+  std::vector<std::string> files_;  // written, to remove
 };
 
 struct ConnectionConfig {

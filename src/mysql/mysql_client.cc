@@ -195,7 +195,10 @@ Result<std::unique_ptr<MysqlConnection>> MysqlConnection::Open(const ConnectionC
   // SSL: PostgreSQL-style mode names (connection.h) onto Connector/C options. Connector/C
   // verifies the host name together with the chain, so verify-ca is as strict as verify-full;
   // without certificate files, allow/prefer connect without TLS.
-  const SslSettings& ssl = config.ssl;
+  // Connector/C reads the TLS files by path in mysql_real_connect: inline PEM goes to private
+  // files, which `pem` keeps until this function returns.
+  DBS_ASSIGN_OR_RETURN(PemFiles pem, PemFiles::Write(config.ssl));
+  const SslSettings& ssl = pem.settings();
   const std::string& mode = ssl.mode;
   if (mode != "disable") {
     if (!ssl.ca.empty()) mysql_options(m, MYSQL_OPT_SSL_CA, ssl.ca.c_str());

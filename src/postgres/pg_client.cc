@@ -72,7 +72,11 @@ StatusCode CodeForSqlState(std::string_view s, Retry* retry) {
 
 Result<ConnPtr> Connect(const ConnectionConfig& config, bool replication) {
   const std::string where = "PostgreSQL at " + config.Redacted();
-  ConnPtr conn(PQconnectdb(config.LibpqConninfo(replication).c_str()));
+  // libpq reads the TLS files by path while connecting: inline PEM goes to private files.
+  DBS_ASSIGN_OR_RETURN(PemFiles pem, PemFiles::Write(config.ssl));
+  ConnectionConfig with_files = config;
+  with_files.ssl = pem.settings();
+  ConnPtr conn(PQconnectdb(with_files.LibpqConninfo(replication).c_str()));
   if (!conn) return Status::ResourceExhausted("cannot allocate a libpq connection");
   if (PQstatus(conn.get()) != CONNECTION_OK) {
     const std::string msg = OneLine(PQerrorMessage(conn.get()));

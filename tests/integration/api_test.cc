@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/api_server.h"
+#include "api/connections.h"
 #include "bus/jetstream.h"
 #include "core/logging.h"
 #include "postgres/pg_client.h"
@@ -425,6 +426,76 @@ TEST_F(ApiTest, LoadEndToEnd) {
   EXPECT_NE(metrics->body.find("dbs_http_requests_total"), std::string::npos);
 }
 
+// The plan of a stream config before it is saved (the editor's Preview plan): validated like
+// POST /streams, the same document as the saved stream's plan, and nothing saved or written.
+TEST_F(ApiTest, PlanBeforeSaving) {
+  ASSERT_TRUE(
+      env->my->Exec("DROP DATABASE IF EXISTS api_plan_src; CREATE DATABASE api_plan_src").ok());
+  ASSERT_TRUE(env->my
+                  ->Exec("CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(40), "
+                         "price DECIMAL(10,2), KEY by_name (name)); "
+                         "INSERT INTO items VALUES (1, 'one', 1.5), (2, 'two', 2.5)",
+                         "api_plan_src")
+                  .ok());
+  ASSERT_TRUE(env->pg->CreateDatabase("api_plan_dst").ok());
+  const std::string src = MyConnection("maria-plan", "api_plan_src");
+  const std::string dst = PgConnection("pg-plan", "api_plan_dst");
+  ASSERT_FALSE(src.empty());
+  ASSERT_FALSE(dst.empty());
+  json cfg = {{"name", "api-plan"},
+              {"source", {{"connection", src}}},
+              {"target", {{"connection", dst}}},
+              {"tables", {"items"}},
+              {"readers", "two"}};
+
+  // The same validation as POST /streams, with the same per-field error.
+  auto bad = Post("/api/v1/streams/plan", cfg);
+  EXPECT_EQ(bad.first, 400);
+  EXPECT_EQ(bad.second["error"]["fields"][0]["field"], "readers") << bad.second.dump();
+  EXPECT_EQ(bad.second, Post("/api/v1/streams", cfg).second);
+  cfg.erase("readers");
+  cfg["source"] = {{"connection", "c_nope"}};
+  bad = Post("/api/v1/streams/plan", cfg);
+  EXPECT_EQ(bad.first, 400);
+  EXPECT_NE(bad.second["error"]["message"].get<std::string>().find("source.connection"),
+            std::string::npos)
+      << bad.second.dump();
+  cfg["source"] = {{"connection", src}};
+  EXPECT_EQ(Send("POST", "/api/v1/streams/plan", "[1]").first, 400);
+
+  auto plan = Post("/api/v1/streams/plan", cfg);
+  ASSERT_EQ(plan.first, 200) << plan.second.dump();
+  ASSERT_EQ(plan.second["tables"].size(), 1u) << plan.second.dump();
+  const json& t = plan.second["tables"][0];
+  EXPECT_EQ(t["source"], "api_plan_src.items") << t.dump();
+  EXPECT_EQ(t["target"], "api_plan_src.items") << t.dump();
+  EXPECT_EQ(t["action"], "create") << t.dump();
+  EXPECT_NE(t["statements"].dump().find("CREATE TABLE"), std::string::npos) << t.dump();
+  EXPECT_TRUE(plan.second["objects"].is_array());
+
+  // Nothing was saved and nothing was written to the target.
+  EXPECT_EQ(Get("/api/v1/streams?search=api-plan").second["total"], 0);
+  auto tables = env->pg->Query(
+      "SELECT count(*) FROM information_schema.tables WHERE table_schema NOT IN "
+      "('pg_catalog', 'information_schema')",
+      "api_plan_dst");
+  ASSERT_TRUE(tables.ok()) << tables.status().ToString();
+  EXPECT_EQ((*tables)[0][0].value_or(""), "0");
+  auto schemas = env->pg->Query("SELECT count(*) FROM pg_namespace WHERE nspname = 'api_plan_src'",
+                                "api_plan_dst");
+  ASSERT_TRUE(schemas.ok()) << schemas.status().ToString();
+  EXPECT_EQ((*schemas)[0][0].value_or(""), "0");
+
+  // Once saved, the stream's own plan is the same document.
+  auto saved = Post("/api/v1/streams", cfg);
+  ASSERT_EQ(saved.first, 201) << saved.second.dump();
+  const std::string sid = saved.second["id"];
+  auto again = Post("/api/v1/streams/" + sid + "/plan", json::object());
+  EXPECT_EQ(again.first, 200) << again.second.dump();
+  EXPECT_EQ(again.second, plan.second);
+  EXPECT_EQ(Send("DELETE", "/api/v1/streams/" + sid, "").first, 204);
+}
+
 // A load+cdc stream through the API: loaded, then changes follow; pause holds new changes back,
 // resume lets them through, stop drains (everything committed before it is applied).
 TEST_F(ApiTest, CdcStreamPauseResumeStop) {
@@ -557,6 +628,113 @@ TEST_F(ApiTest, SecretsNeverLeak) {
     EXPECT_FALSE(logs.empty());
   }
   EXPECT_EQ(logs.find(kSecret), std::string::npos);
+}
+
+// A TLS client key given inline (PEM text, as the connection form's upload sends it) is a
+// credential: kept in the secrets store, never returned (a marker says a key is stored), kept
+// when the form is saved again with the marker, replaced by a new key, dropped when the body
+// names none, copied by clone and deleted with the connection.
+TEST_F(ApiTest, InlineSslKeyIsASecret) {
+  auto StoredKey = [](const std::string& id) {
+    auto k = env->secrets->Get(api::SslKeyRef(id));
+    return k.ok() ? *k : "(none: " + k.status().ToString() + ")";
+  };
+  const std::string token = "Zq9InlineKeyBody";
+  const std::string pem =
+      "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN" + token + "\n-----END PRIVATE KEY-----\n";
+  const std::string pem2 =
+      "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN" + token + "Two\n-----END PRIVATE KEY-----\n";
+  const std::string ca =
+      "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n";
+  (void)env->pg->Exec("DO $$BEGIN CREATE ROLE apitest LOGIN SUPERUSER PASSWORD '" +
+                      std::string(kSecret) + "'; EXCEPTION WHEN duplicate_object THEN NULL; END$$");
+  json form = {{"name", "pg-tls"},       {"engine", "postgres"},
+               {"host", "127.0.0.1"},    {"port", env->pg->port()},
+               {"user", "apitest"},      {"password", kSecret},
+               {"database", "postgres"}, {"ssl", {{"mode", "disable"}, {"ca", ca}, {"key", pem}}}};
+  auto created = Post("/api/v1/connections", form);
+  ASSERT_EQ(created.first, 201) << created.second.dump();
+  const std::string id = created.second["id"];
+  EXPECT_EQ(created.second["ssl"]["key"], api::kStoredSslKey);
+  EXPECT_EQ(created.second["ssl"]["ca"], ca);  // a certificate is public
+  auto stored = env->secrets->Get(api::SslKeyRef(id));
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(*stored, pem);
+  auto rec = env->config->GetConnection(id);
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(rec->spec.dump().find(token), std::string::npos) << "the config store holds the key";
+
+  auto got = Get("/api/v1/connections/" + id);
+  EXPECT_EQ(got.first, 200);
+  EXPECT_EQ(got.second["ssl"]["key"], api::kStoredSslKey);
+  EXPECT_EQ(got.second.dump().find(token), std::string::npos);
+  auto list = Get("/api/v1/connections?search=pg-tls");
+  EXPECT_EQ(list.second["total"], 1);
+  EXPECT_EQ(list.second.dump().find(token), std::string::npos);
+  // The stored key is used: the connection still works (sslmode=disable: the key is not read).
+  EXPECT_EQ(Post("/api/v1/connections/" + id + "/ping", json::object()).second["ok"], true);
+
+  // The form saved again as it was loaded (the marker, no password): the key stays.
+  json again = got.second;
+  for (const char* k : {"id", "hasPassword", "createdAt", "updatedAt"}) again.erase(k);
+  again["name"] = "pg-tls-renamed";
+  auto put = Send("PUT", "/api/v1/connections/" + id, again.dump());
+  ASSERT_EQ(put.first, 200) << put.second.dump();
+  EXPECT_EQ(put.second["ssl"]["key"], api::kStoredSslKey);
+  EXPECT_EQ(StoredKey(id), pem);
+  EXPECT_EQ(put.second["hasPassword"], true);
+
+  // A clone has its own copy of the key.
+  auto clone = Post("/api/v1/connections/" + id + "/clone", {{"name", "pg-tls-clone"}});
+  ASSERT_EQ(clone.first, 201) << clone.second.dump();
+  const std::string cid = clone.second["id"];
+  EXPECT_EQ(clone.second["ssl"]["key"], api::kStoredSslKey);
+  EXPECT_EQ(StoredKey(cid), pem);
+
+  // A new key replaces it; a body without a key drops it.
+  again["ssl"]["key"] = pem2;
+  put = Send("PUT", "/api/v1/connections/" + id, again.dump());
+  ASSERT_EQ(put.first, 200) << put.second.dump();
+  EXPECT_EQ(put.second["ssl"]["key"], api::kStoredSslKey);
+  EXPECT_EQ(StoredKey(id), pem2);
+  again["ssl"].erase("key");
+  put = Send("PUT", "/api/v1/connections/" + id, again.dump());
+  ASSERT_EQ(put.first, 200) << put.second.dump();
+  EXPECT_FALSE(put.second["ssl"].contains("key")) << put.second.dump();
+  EXPECT_EQ(env->secrets->Get(api::SslKeyRef(id)).status().code(), StatusCode::kNotFound);
+  // The marker then keeps nothing: refused with its field, as for a new connection and a test.
+  again["ssl"]["key"] = api::kStoredSslKey;
+  put = Send("PUT", "/api/v1/connections/" + id, again.dump());
+  EXPECT_EQ(put.first, 400);
+  EXPECT_EQ(put.second["error"]["fields"][0]["field"], "ssl.key") << put.second.dump();
+  json fresh = form;
+  fresh["name"] = "pg-tls-marker";
+  fresh["ssl"]["key"] = api::kStoredSslKey;
+  EXPECT_EQ(Post("/api/v1/connections", fresh).first, 400);
+  fresh.erase("name");
+  EXPECT_EQ(Post("/api/v1/connections/test", fresh).first, 400);
+  // A key given as a file path on the server is not a secret: returned as it is.
+  again["ssl"]["key"] = "/etc/ssl/private/client.key";
+  put = Send("PUT", "/api/v1/connections/" + id, again.dump());
+  ASSERT_EQ(put.first, 200) << put.second.dump();
+  EXPECT_EQ(put.second["ssl"]["key"], "/etc/ssl/private/client.key");
+
+  // Deleting the clone deletes its key.
+  EXPECT_EQ(Send("DELETE", "/api/v1/connections/" + cid, "").first, 204);
+  EXPECT_EQ(env->secrets->Get(api::SslKeyRef(cid)).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(Send("DELETE", "/api/v1/connections/" + id, "").first, 204);
+
+  // Never in a response or a file of the data folder (the secrets file is sealed).
+  {
+    std::lock_guard<std::mutex> l(env->seen_mu);
+    EXPECT_EQ(env->seen.find(token), std::string::npos) << "a response held the key";
+  }
+  for (const auto& e : std::filesystem::directory_iterator(env->dir)) {
+    std::ifstream f(e.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    EXPECT_EQ(ss.str().find(token), std::string::npos) << e.path() << " holds the key";
+  }
 }
 
 // A load stopped through the API mid-load is abandoned in the target like a failed run: the

@@ -995,7 +995,10 @@ TEST_F(MysqlSourceSinkTest, TlsModes) {
       "/CN=other-ca -keyout other.key -out other.pem; openssl req -newkey rsa:2048 -nodes -subj "
       "/CN=127.0.0.1 -keyout server.key -out server.csr; printf "
       "'subjectAltName=IP:127.0.0.1\\n' > san.ext; openssl x509 -req -in server.csr -CA "
-      "ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext -out server.pem";
+      "ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext -out server.pem; openssl req "
+      "-newkey rsa:2048 -nodes -subj /CN=dbs-client -keyout client.key -out client.csr; openssl "
+      "x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -out "
+      "client.pem";
   ASSERT_EQ(std::system(("(" + script + ") > /dev/null 2>&1").c_str()), 0) << script;
   testing::MariaDbServerOptions o;
   o.log_bin = false;
@@ -1030,6 +1033,23 @@ TEST_F(MysqlSourceSinkTest, TlsModes) {
   c.ssl.mode = "verify-ca";
   c.ssl.ca = dir + "/ca.pem";
   ASSERT_OK(MysqlSource::Open(c).status());
+  // The CA, the client certificate and its key given as PEM text (the web UI's upload), as
+  // the drivers' files are.
+  auto text = [&](const std::string& name) {
+    std::ifstream f(dir + "/" + name);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
+  c.ssl.mode = "verify-full";
+  c.ssl.ca = text("ca.pem");
+  c.ssl.cert = text("client.pem");
+  c.ssl.key = text("client.key");
+  ASSERT_TRUE(IsInlinePem(c.ssl.ca) && IsInlinePem(c.ssl.key));
+  ASSERT_OK_AND_ASSIGN(std::string inline_pem, cipher(c));
+  EXPECT_FALSE(inline_pem.empty());
+  c.ssl.ca = text("other.pem");
+  EXPECT_FALSE(cipher(c).ok());
   std::system(("rm -rf " + dir).c_str());
 }
 

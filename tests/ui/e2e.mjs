@@ -5,8 +5,9 @@
 //     --testenv build/release/tests/dbstreams-testenv [--ui-dir ui/dist] [--out DIR]
 //
 // Signs in (a wrong key first), creates and tests a MariaDB and a PostgreSQL connection,
-// creates a MariaDB -> PostgreSQL load stream in the guided editor (and sees a validation error
-// next to its field), starts it, watches the monitoring page reach 100%, `completed` and the
+// uploads TLS files into a connection form (the key kept as a secret by the API), creates a
+// MariaDB -> PostgreSQL load stream in the guided editor (and sees a validation error next to
+// its field, and the plan before saving), starts it, watches the monitoring page reach 100%, `completed` and the
 // verification result, opens the run history, usage and live logs, the System and API keys
 // screens (a key created, used, revoked), the Data Explorer (tree, table data with sorting,
 // paging and a filter, structure, ER diagram exported as SVG and PNG, the SQL console with
@@ -182,6 +183,61 @@ async function createConnection(page, c) {
   await dlg.locator('[data-test=save]').click()
   await dlg.waitFor({ state: 'hidden' })
   await page.locator('td', { hasText: c.name }).first().waitFor()
+}
+
+// TLS files uploaded from this computer (a CA certificate and a client key as PEM text): the
+// form shows the file, never its text; a file that is not PEM is refused next to its field; the
+// API keeps the key as a secret and returns a marker, which the form shows when it is opened
+// again and keeps when it is saved again. The connection is deleted at the end (it is never
+// used: its TLS files are made up).
+async function tlsUpload(page, base, key, env) {
+  const caPem = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUe2eTlsCa\n-----END CERTIFICATE-----\n'
+  const keyPem = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANe2eUploadedKeyBody\n-----END PRIVATE KEY-----\n'
+  const api = async (method, p) => (await fetch(base + '/api/v1' + p, { method, headers: { 'X-API-Key': key } }))
+  const saved = async () => (await (await api('GET', '/connections?search=tls-pg')).json()).items[0]
+  const pemText = () => page.evaluate(() => [...document.querySelectorAll('input, textarea')].some((i) => i.value.includes('-----BEGIN')))
+  await page.click('[data-test=new-connection]')
+  const dlg = page.locator('.n-card[role=dialog]')
+  await dlg.waitFor()
+  await dlg.locator('input[aria-label="Name"]').fill('tls-pg')
+  await dlg.locator('[data-test=engine-postgres]').click()
+  await dlg.locator('input[aria-label="Host"]').fill(env.PGHOST)
+  await dlg.locator('input[aria-label="Port"]').fill(String(env.PGPORT))
+  await dlg.locator('input[aria-label="User"]').fill(env.PGUSER)
+  await pickOption(page, '[data-test=ssl-mode]', 'verify-full')
+  await dlg.locator('[data-test=file-ca]').setInputFiles({ name: 'ca.pem', mimeType: 'application/x-pem-file', buffer: Buffer.from(caPem) })
+  await dlg.locator('[data-test=file-key]').setInputFiles({ name: 'client.key', mimeType: 'application/octet-stream', buffer: Buffer.from(keyPem) })
+  await dlg.locator('[data-test=file-cert]').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not a certificate') })
+  await dlg.locator('[data-test=pem-key]').waitFor()
+  const caShown = await dlg.locator('[data-test=pem-ca] input').inputValue()
+  const keyShown = await dlg.locator('[data-test=pem-key] input').inputValue()
+  check(caShown === `uploaded: ca.pem, ${Buffer.byteLength(caPem)} bytes` && keyShown === `uploaded: client.key, ${Buffer.byteLength(keyPem)} bytes` && !(await pemText()),
+    `uploaded TLS files are shown by name and size, not as PEM text (${caShown}; ${keyShown})`)
+  await dlg.locator('.n-form-item-feedback', { hasText: 'notes.txt is not a PEM file' }).waitFor()
+  check(true, 'a file that is not PEM is refused next to its field')
+  await shot(page, '03b-connection-form-tls-upload')
+  await axe(page, 'connection form, TLS files uploaded')
+  await dlg.locator('[data-test=save]').click()
+  await dlg.waitFor({ state: 'hidden' })
+  await page.locator('td', { hasText: 'tls-pg' }).first().waitFor()
+  let c = await saved()
+  const listed = await (await api('GET', '/connections')).text()
+  check(c.ssl.key === '<stored key>' && c.ssl.ca === caPem && !listed.includes('e2eUploadedKeyBody') &&
+    !(await (await api('GET', `/connections/${c.id}`)).text()).includes('e2eUploadedKeyBody'),
+    'the API keeps the uploaded key as a secret: GET /connections and /connections/{id} return a marker, the CA as it was uploaded')
+  // Opened again: the stored key and the inline CA are described; saved again, the key stays.
+  await page.locator('a.name', { hasText: 'tls-pg' }).click()
+  await dlg.waitFor()
+  await dlg.locator('[data-test=pem-key]').waitFor()
+  const keyAgain = await dlg.locator('[data-test=pem-key] input').inputValue()
+  const caAgain = await dlg.locator('[data-test=pem-ca] input').inputValue()
+  check(/^stored key/.test(keyAgain) && caAgain === `inline PEM, ${Buffer.byteLength(caPem)} bytes` && !(await pemText()),
+    `the edit form says a key is stored and describes the inline CA (${keyAgain}; ${caAgain})`)
+  await dlg.locator('[data-test=save]').click()
+  await dlg.waitFor({ state: 'hidden' })
+  c = await saved()
+  check(c.ssl.key === '<stored key>' && c.ssl.ca === caPem, 'saved again without a new key, the connection keeps its stored key')
+  check((await api('DELETE', `/connections/${c.id}`)).status === 204, 'the TLS connection is deleted')
 }
 
 // System (services with heartbeats and versions) and API keys (create with an expiry, shown
@@ -519,6 +575,7 @@ async function main() {
   await page.locator('.n-tag', { hasText: 'OK ·' }).first().waitFor()
   await shot(page, '02-connections')
   await axe(page, 'connections')
+  await tlsUpload(page, base, server.key, env)
 
   // Stream editor: a bad name first (validation next to the field), then a good one.
   await page.click('a[href="/streams"]')
@@ -543,7 +600,26 @@ async function main() {
   check(true, 'the API\'s validation error is shown next to the name field')
   await shot(page, '05-editor-validation')
   await axe(page, 'stream editor, review with a validation error')
+  // The plan before the stream is saved (POST /streams/plan): the same validation next to the
+  // field first, then the plan of the fixed config, with nothing saved or written.
+  const toReview = async () => { for (let i = 0; i < 4; i++) await page.click('[data-test=next]') }
+  await toReview()
+  await page.click('[data-test=editor-preview-plan]')
+  await nameErr.waitFor()
+  check(page.url().endsWith('/streams/new'), 'Preview plan in the editor shows the API\'s validation error next to the name field')
   await page.locator('input[aria-label="Stream name"]').fill('shop-to-pg')
+  await toReview()
+  await page.click('[data-test=editor-preview-plan]')
+  const editorPlan = page.locator('[data-test=editor-plan] [data-test=plan]')
+  await editorPlan.locator('[data-test=plan-table]').first().waitFor({ timeout: 30000 })
+  const editorPlanText = await editorPlan.innerText()
+  check((await editorPlan.locator('[data-test=plan-table]').count()) === 3 && /shop\.orders/.test(editorPlanText) &&
+    /\bcreate\b/.test(editorPlanText) && /Plan \(not saved, nothing written\)/.test(editorPlanText),
+    'Preview plan in the editor shows the three tables to create before the stream is saved')
+  const savedYet = await (await fetch(base + '/api/v1/streams', { headers: { 'X-API-Key': server.key } })).json()
+  check(page.url().endsWith('/streams/new') && savedYet.total === 0, 'previewing the plan saved nothing')
+  await shot(page, '05b-editor-plan')
+  await axe(page, 'stream editor, plan before saving')
   await page.click('text=JSON')
   await page.locator('.cm-content').first().waitFor()
   check((await page.locator('.cm-content').first().innerText()).includes('"shop.*"'), 'the JSON view shows the config (tables shop.*)')

@@ -1,6 +1,11 @@
 #include "config/stream_config.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -39,6 +44,46 @@ json Minimal() {
   return json{{"name", "s1"},
               {"source", "mysql://root@127.0.0.1/shop"},
               {"target", {{"url", "postgres://pg@127.0.0.1/x"}, {"password", "pw"}}}};
+}
+
+// Inline PEM (the web UI's upload) goes to private files while a connection is opened; paths
+// pass through; the files are gone with the object.
+TEST(Connection, InlinePemGoesToPrivateFiles) {
+  SslSettings in;
+  in.mode = "verify-full";
+  in.ca = "/etc/ssl/ca.pem";
+  in.key = "-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----\n";
+  EXPECT_TRUE(IsInlinePem(in.key));
+  EXPECT_FALSE(IsInlinePem(in.ca));
+  std::string dir, key_path;
+  {
+    auto files = PemFiles::Write(in);
+    ASSERT_TRUE(files.ok()) << files.status().ToString();
+    PemFiles moved = std::move(files).value();  // moving keeps the files
+    const SslSettings& out = moved.settings();
+    EXPECT_EQ(out.mode, "verify-full");
+    EXPECT_EQ(out.ca, "/etc/ssl/ca.pem");
+    EXPECT_TRUE(out.cert.empty());
+    key_path = out.key;
+    ASSERT_NE(key_path, in.key);
+    dir = std::filesystem::path(key_path).parent_path();
+    std::ifstream f(key_path);
+    std::stringstream text;
+    text << f.rdbuf();
+    EXPECT_EQ(text.str(), in.key);
+    struct stat st {};
+    ASSERT_EQ(::stat(key_path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+  }
+  EXPECT_FALSE(std::filesystem::exists(key_path));
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  // Nothing inline: no folder at all.
+  in.key = "/etc/ssl/private/client.key";
+  auto none = PemFiles::Write(in);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->settings().key, in.key);
 }
 
 TEST(StreamConfig, DefaultsAndFullForm) {
