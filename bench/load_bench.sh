@@ -223,9 +223,10 @@ done
 
 # rate I: rows/s of results[I], 0 when it failed.
 rate() {
-  local name wall
-  IFS='|' read -r name wall _ <<< "${results[$1]}"
-  if [ "$wall" = FAILED ]; then echo 0; else echo "$ROWS / $wall" | bc -l; fi
+  local name wall cpu rss ok
+  IFS='|' read -r name wall cpu rss ok <<< "${results[$1]}"
+  # A failed method, or one that did not load every row, has no rate.
+  if [ "$wall" = FAILED ] || [[ "$ok" != ok* ]]; then echo 0; else echo "$ROWS / $wall" | bc -l; fi
 }
 # ratio I J: results[I]'s rows/s over results[J]'s.
 ratio() {
