@@ -199,8 +199,10 @@ dumppipe() {
 }
 run "mariadb-dump into mariadb" my:m2 m2.t bash -c "$(declare -f dumppipe); MYSQL_PORT=$MYSQL_PORT MYSQL_PASSWORD=$MYSQL_PASSWORD dumppipe"
 mydl() {
+  # The whole bench database (it holds only t): mydumper 0.10 skips a table named with -T
+  # alongside -B.
   rm -rf "$work/mydumper"
-  mydumper -h 127.0.0.1 -P "$MYSQL_PORT" -u root -p "$MYSQL_PASSWORD" -B bench -T bench.t \
+  mydumper -h 127.0.0.1 -P "$MYSQL_PORT" -u root -p "$MYSQL_PASSWORD" -B bench \
     -t 2 -r 100000 -o "$work/mydumper" &&
     myloader -h 127.0.0.1 -P "$MYSQL_PORT" -u root -p "$MYSQL_PASSWORD" -B m3 -s bench \
       -t 2 -o -d "$work/mydumper"
