@@ -220,8 +220,11 @@ class BusWindow {
     std::unique_lock<std::mutex> l(mu_);
     ++published_;
     published_bytes_ += bytes;
-    if (++since_check_ < kCheckEvery && !over_) return;
+    bytes_since_check_ += bytes;
+    // Checked every kCheckEvery bundles or every eighth of the window, whichever comes first.
+    if (++since_check_ < kCheckEvery && bytes_since_check_ < max_bytes_ / 8 && !over_) return;
     since_check_ = 0;
+    bytes_since_check_ = 0;
     while (!cancelled()) {
       Check();
       if (!over_) return;
@@ -241,10 +244,22 @@ class BusWindow {
     auto st = nats_->GetConsumerState(stream_, durable_);
     if (st.ok()) {
       unacked = st->num_pending + static_cast<uint64_t>(std::max<int64_t>(0, st->num_ack_pending));
-      if (st->ack_floor_stream_seq >= purged_below_ + kPurgeEvery) {
+      // Purged every kPurgeEvery acknowledged bundles or every quarter window of their bytes,
+      // whichever comes first: with bundles sized by bytes a count alone would keep most of
+      // a table on the broker (its disk and its block cache).
+      const uint64_t acked = st->ack_floor_stream_seq + 1 > purged_below_
+                                 ? st->ack_floor_stream_seq + 1 - purged_below_
+                                 : 0;
+      const uint64_t mean = published_ > 0 ? published_bytes_ / published_ : 0;
+      if (acked >= kPurgeEvery || (acked > 0 && acked * mean >= max_bytes_ / 4)) {
         // Failing to purge only costs broker space; the next check tries again.
-        if (nats_->PurgeSubjectBelow(stream_, data_subjects_, st->ack_floor_stream_seq + 1).ok()) {
+        Status purged =
+            nats_->PurgeSubjectBelow(stream_, data_subjects_, st->ack_floor_stream_seq + 1);
+        if (purged.ok()) {
           purged_below_ = st->ack_floor_stream_seq + 1;
+        } else {
+          Log(LogLevel::kDebug, "reader", "purging acknowledged bundles failed",
+              {F("stream", stream_), F("error", purged.ToString())});
         }
       }
     } else if (st.status().code() != StatusCode::kNotFound) {
@@ -259,7 +274,8 @@ class BusWindow {
   const std::string stream_, durable_, data_subjects_;
   const uint64_t max_bytes_;
   std::mutex mu_;
-  uint64_t published_ = 0, published_bytes_ = 0, since_check_ = 0, purged_below_ = 0;
+  uint64_t published_ = 0, published_bytes_ = 0, since_check_ = 0, bytes_since_check_ = 0,
+           purged_below_ = 0;
   bool over_ = false;
 };
 
