@@ -241,6 +241,7 @@ class BusWindow {
   // Under mu_.
   void Check() {
     uint64_t unacked = published_;  // no consumer yet: the writers have taken nothing
+    const uint64_t avg = published_ > 0 ? published_bytes_ / published_ : 0;  // bytes a bundle
     auto st = nats_->GetConsumerState(stream_, durable_);
     if (st.ok()) {
       unacked = st->num_pending + static_cast<uint64_t>(std::max<int64_t>(0, st->num_ack_pending));
@@ -250,8 +251,7 @@ class BusWindow {
       const uint64_t acked = st->ack_floor_stream_seq + 1 > purged_below_
                                  ? st->ack_floor_stream_seq + 1 - purged_below_
                                  : 0;
-      const uint64_t mean = published_ > 0 ? published_bytes_ / published_ : 0;
-      if (acked >= kPurgeEvery || (acked > 0 && acked * mean >= max_bytes_ / 4)) {
+      if (acked >= kPurgeEvery || (acked > 0 && acked * avg >= max_bytes_ / 4)) {
         // Failing to purge only costs broker space; the next check tries again.
         Status purged =
             nats_->PurgeSubjectBelow(stream_, data_subjects_, st->ack_floor_stream_seq + 1);
@@ -266,7 +266,6 @@ class BusWindow {
       over_ = false;  // cannot tell: do not stall the load on a flaky API call
       return;
     }
-    const uint64_t avg = published_ > 0 ? published_bytes_ / published_ : 0;
     over_ = unacked * avg > max_bytes_;
   }
 
