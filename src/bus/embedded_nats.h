@@ -37,9 +37,9 @@ struct EmbeddedNatsOptions {
   // TLS: "auto" (on unless `host` is a loopback address), "on" or "off". A non-loopback
   // server without TLS is refused unless this is "off".
   std::string tls = "auto";
-  // The broker's Go heap is held near this (GOMEMLIMIT, a soft limit: the collector runs
-  // harder as it is approached, nothing fails). It bounds the whole command's memory; the
-  // data on the bus is bounded by the reader's window, not by the heap. 0: no limit.
+  // GOMEMLIMIT for the broker: a soft limit of Go's collector (it collects garbage harder as
+  // the heap nears it; nothing fails). It trims garbage only: what JetStream holds live (a
+  // load's unpurged bundles) is not bounded by it, and the RSS can stay above it. 0: unset.
   int64_t memory_limit = 96ll << 20;
 };
 
