@@ -459,6 +459,64 @@ TEST_F(MysqlSourceSinkTest, RedeliveredBundlesAreWrittenOnce) {
   EXPECT_EQ(Scalar("SELECT COUNT(*) FROM _dbstreams.applied WHERE stream = 'redo'"), "0");
 }
 
+// Two writers of one run with shadow tables: while the first one swaps (it paused after dropping
+// the shadow databases, test hook DBS_TEST_MYSQL_SWAP_END_PAUSE), the second one prepares the
+// table for the first time. It waits for the swap and writes in place; it does not take the
+// missing shadow copy for an abandoned run.
+TEST_F(MysqlSourceSinkTest, SecondWriterPreparesWhileTheFirstSwaps) {
+  ForgetStreams({"mid-swap"});
+  Exec(
+      "DROP DATABASE IF EXISTS swap_src; DROP DATABASE IF EXISTS swap_dst; CREATE DATABASE "
+      "swap_src; CREATE DATABASE swap_dst");
+  Exec(
+      "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20)); INSERT INTO t VALUES (1, 'a'), (2, 'b')",
+      "swap_src");
+  Exec("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20)); INSERT INTO t VALUES (9, 'old')",
+       "swap_dst");
+  ASSERT_OK_AND_ASSIGN(auto source, MysqlSource::Open(Config("swap_src")));
+  ASSERT_OK_AND_ASSIGN(TableSchema t, source->Describe({"", "t"}));
+  ASSERT_OK_AND_ASSIGN(auto snap, source->BeginSnapshot(1));
+  ReadSpec spec;
+  spec.table = t;
+  ASSERT_OK_AND_ASSIGN(auto bundles, ReadAll(snap.get(), spec));
+  ASSERT_EQ(bundles.size(), 1u);
+
+  SinkOptions so;
+  so.source_engine = Engine::kMysql;
+  so.stream = "mid-swap";
+  so.target_schema = "swap_dst";
+  so.write_mode = WriteMode::kTruncateAndLoad;  // the existing table is refilled from a copy
+  so.shadow_tables = true;
+  ASSERT_OK_AND_ASSIGN(auto first, MysqlSink::Open(Config(""), so));
+  ASSERT_OK(first->PrepareTable(t).status());
+  ASSERT_OK(first->Apply({{"t.0.0", &t, &bundles[0]}}).status());
+
+  const std::string info = Scalar(
+      "SELECT info FROM _dbstreams.state WHERE stream = 'mid-swap' AND tbl = 'swap_dst.t' AND "
+      "phase = 'prepared'");
+  ASSERT_EQ(info.rfind("copy:_dbs_sh_", 0), 0u) << info;
+  const std::string shadow = info.substr(5);
+  ::setenv("DBS_TEST_MYSQL_SWAP_END_PAUSE", "2", 1);
+  Status swap = Status::Internal("not run");
+  std::thread swapper([&] { swap = first->FinishStream({t}); });
+  // The shadow database goes before the pause.
+  bool dropped = false;
+  for (int i = 0; i < 200 && !dropped; ++i) {
+    dropped = Scalar("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '" +
+                     shadow + "'") == "0";
+    if (!dropped) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_OK_AND_ASSIGN(auto second, MysqlSink::Open(Config(""), so));
+  auto prepared = second->PrepareTable(t);
+  swapper.join();
+  ::unsetenv("DBS_TEST_MYSQL_SWAP_END_PAUSE");
+  ASSERT_TRUE(dropped);
+  ASSERT_OK(swap);
+  ASSERT_OK(prepared.status());
+  ASSERT_OK(second->FinishStream({t}));  // the run is swapped in already: nothing to do
+  ExpectSameRows("swap_src", "swap_dst", "t");
+}
+
 TEST_F(MysqlSourceSinkTest, UpsertUpdatesByPrimaryKey) {
   ForgetStreams({"up"});
   Exec("DROP DATABASE IF EXISTS up_src; DROP DATABASE IF EXISTS up_dst; CREATE DATABASE up_src");

@@ -515,10 +515,23 @@ Result<TargetTable> MysqlSink::PrepareTable(const TableSchema& src) {
                        "preparing " + key));
       if (!exists.empty()) return Status::Ok();
       if (!shadow.empty() && !swapped) {
-        // Not failed (checked above): a swap of this run began and moved it into place.
-        DBS_ASSIGN_OR_RETURN(bool moved, TableExists(db, src.name));
-        if (moved && info.rfind("new:", 0) == 0) {
+        // Not failed (checked above): another writer's swap of this run may be under way (it
+        // holds the run's lock; it drops the shadow databases before it records "swapped").
+        // Wait for it to end, then look again. SwapIn never takes a table's lock, so taking
+        // the run's lock inside this one cannot deadlock.
+        std::string after;
+        DBS_RETURN_IF_ERROR(WithTableLock("", [&]() -> Status {
+          DBS_ASSIGN_OR_RETURN(bool ended, HasPhase("", "run", &after));
+          if (!ended) after.clear();
+          return Status::Ok();
+        }));
+        if (after == "swapped") {
           swapped = true;  // written in place from now on (nothing is left to load)
+          return Status::Ok();
+        }
+        DBS_ASSIGN_OR_RETURN(bool moved, TableExists(db, src.name));
+        if (after.empty() && moved && info.rfind("new:", 0) == 0) {
+          swapped = true;
           return Status::Ok();
         }
         return Status::Aborted("the shadow copy " + in_db + "." + src.name + " of " + key +
@@ -1149,6 +1162,18 @@ Status MysqlSink::RepointForeignKeys(const std::string& db, const std::string& o
   return Status::Ok();
 }
 
+namespace {
+
+// Test hook: sleeps for the seconds in environment variable `var`, if set, logging `what`.
+void TestPause(const char* var, const char* what) {
+  const char* pause = std::getenv(var);
+  if (pause == nullptr || *pause == '\0') return;
+  Log(LogLevel::kWarn, kLog, what, {F("seconds", pause)});
+  std::this_thread::sleep_for(std::chrono::seconds(std::atoi(pause)));
+}
+
+}  // namespace
+
 Status MysqlSink::SwapIn(const std::vector<TableSchema>& tables) {
   const std::string ctx = "swapping the new tables in";
   Status s = WithTableLock("", [&]() -> Status {
@@ -1206,12 +1231,7 @@ Status MysqlSink::SwapIn(const std::vector<TableSchema>& tables) {
                 QuoteQualified(m.db, m.name);
     }
     if (!rename.empty()) DBS_RETURN_IF_ERROR(conn_->Exec("RENAME TABLE " + rename, ctx));
-    if (const char* pause = std::getenv("DBS_TEST_MYSQL_SWAP_PAUSE");
-        pause != nullptr && *pause != '\0') {
-      Log(LogLevel::kWarn, kLog, "test hook: pausing between the rename and the refill",
-          {F("seconds", pause)});
-      std::this_thread::sleep_for(std::chrono::seconds(std::atoi(pause)));
-    }
+    TestPause("DBS_TEST_MYSQL_SWAP_PAUSE", "test hook: pausing between the rename and the refill");
     // 2. Foreign keys of other tables followed the old tables aside (InnoDB renames the
     //    reference with the table): point them at the new ones, then drop the old tables.
     for (const Move* m : replaced) {
@@ -1266,6 +1286,8 @@ Status MysqlSink::SwapIn(const std::vector<TableSchema>& tables) {
     for (const std::string& db : shadows) {
       DBS_RETURN_IF_ERROR(conn_->Exec("DROP DATABASE IF EXISTS " + QuoteName(db), ctx));
     }
+    TestPause("DBS_TEST_MYSQL_SWAP_END_PAUSE",
+              "test hook: pausing after the shadow databases were dropped");
     DBS_RETURN_IF_ERROR(CreateObjectsAndReport(tables));
     return RecordPhase("", "run", "swapped");
   });
