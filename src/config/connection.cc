@@ -103,6 +103,24 @@ Result<ConnectionConfig> ParseFileUrl(const std::string& rest) {
   return c;
 }
 
+// An s3:// URL parsed like the others: the host is the bucket, the path the prefix.
+Status CheckS3(ConnectionConfig* c) {
+  if (c->port != 0 || c->host.empty() || c->host == "127.0.0.1" ||
+      c->host.find_first_of("[]") != std::string::npos) {
+    return Status::InvalidArgument(
+        "s3:// URLs name a bucket: s3://bucket/prefix?endpoint=https://host:port (the server "
+        "goes in endpoint)");
+  }
+  while (!c->database.empty() && c->database.back() == '/') c->database.pop_back();
+  while (!c->database.empty() && c->database.front() == '/') c->database.erase(0, 1);
+  if (auto a = c->params.find("addressing");
+      a != c->params.end() && a->second != "path" && a->second != "virtual") {
+    return Status::InvalidArgument("s3:// addressing must be path or virtual, not '" + a->second +
+                                   "'");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ConnectionConfig> ParseConnectionUrl(const std::string& url) {
@@ -119,9 +137,12 @@ Result<ConnectionConfig> ParseConnectionUrl(const std::string& url) {
     c.engine = Engine::kMysql;
   } else if (scheme == "postgres" || scheme == "postgresql") {
     c.engine = Engine::kPostgres;
+  } else if (scheme == "s3") {
+    c.engine = Engine::kFile;
+    c.s3 = true;
   } else {
     return Status::InvalidArgument("unsupported connection scheme '" + scheme +
-                                   "://' (use mysql://, mariadb://, postgres://)");
+                                   "://' (use mysql://, mariadb://, postgres://, file://, s3://)");
   }
   std::string rest = url.substr(sep + 3);
   std::string query;
@@ -204,6 +225,7 @@ Result<ConnectionConfig> ParseConnectionUrl(const std::string& url) {
     return Status::InvalidArgument("unknown SSL mode '" + c.ssl.mode +
                                    "' (disable, prefer, require, verify-ca, verify-full)");
   }
+  if (c.s3) DBS_RETURN_IF_ERROR(CheckS3(&c));
   return c;
 }
 
@@ -224,6 +246,17 @@ Result<ConnectionConfig> ParseConnection(const nlohmann::json& j, const std::str
   if (!c.ok()) return c.status().WithContext(path + ".url");
   for (const auto& [k, v] : j.items()) {
     if (k == "url") continue;
+    if (c->s3 && k == "sessionToken") {
+      if (!v.is_string()) return Status::InvalidArgument(path + "." + k + " must be a string");
+      c->session_token = v.get<std::string>();
+      continue;
+    }
+    if (c->s3 && (k == "endpoint" || k == "region" || k == "addressing")) {
+      if (!v.is_string()) return Status::InvalidArgument(path + "." + k + " must be a string");
+      c->params[k] = v.get<std::string>();
+      if (k == "addressing") DBS_RETURN_IF_ERROR(CheckS3(&*c).WithContext(path));
+      continue;
+    }
     if (k == "password" || k == "user" || k == "database") {
       if (!v.is_string()) return Status::InvalidArgument(path + "." + k + " must be a string");
       (k == "password" ? c->password : k == "user" ? c->user : c->database) = v.get<std::string>();
@@ -269,6 +302,11 @@ Result<ConnectionConfig> ParseConnection(const nlohmann::json& j, const std::str
 }
 
 std::string ConnectionConfig::Redacted() const {
+  if (engine == Engine::kFile && s3) {
+    auto e = params.find("endpoint");
+    return "s3://" + host + (database.empty() ? "" : "/" + database) +
+           (e == params.end() ? "" : " at " + e->second);
+  }
   if (engine == Engine::kFile) return "file://" + database;
   std::string out(EngineName(engine));
   out += "://";

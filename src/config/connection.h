@@ -6,6 +6,13 @@
 //   postgresql://...                    (same as postgres://)
 //   file:///abs/folder?format=parquet&compression=zstd&rowsPerFile=1000000
 //                                       (files: CSV, JSONL, Parquet; the path is `database`)
+//   s3://ACCESS_KEY:SECRET@bucket/prefix?endpoint=https://host:9000&region=us-east-1
+//        &addressing=path|virtual&format=parquet&sslrootcert=/path/ca.pem
+//                                       (files in an S3-compatible bucket: engine kFile with
+//                                        s3 = true, the bucket in `host`, the prefix in
+//                                        `database`, the access key in `user`, the secret
+//                                        key in `password`; the object form also takes
+//                                        "sessionToken", a secret like the password)
 //   {"url": "...", "password": "...", "ssl": {"mode": "require", "ca": "...", "cert": "...",
 //    "key": "..."}}
 //
@@ -71,6 +78,9 @@ struct ConnectionConfig {
   std::string database;
   SslSettings ssl;
   std::map<std::string, std::string> params;  // other URL query parameters
+  // kFile only: the files are in an S3-compatible bucket (see above), not a local folder.
+  bool s3 = false;
+  std::string session_token;  // S3 temporary credentials; a secret, never in Redacted()
 
   // kFile: the absolute folder (or file) path, percent-decoded; `params` hold the file options
   // (src/sources/files/file_common.h).

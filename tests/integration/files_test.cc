@@ -21,6 +21,7 @@
 #include "sources/files/duck.h"
 #include "sources/files/file_common.h"
 #include "support/servers.h"
+#include "support/streams.h"
 #include "verify/checksum.h"
 
 namespace dbs {
@@ -92,18 +93,8 @@ class FilesTest : public ::testing::Test {
     fs::remove_all(dir_, ec);
   }
 
-  std::string NewMariaDb(const std::string& name) {
-    EXPECT_TRUE(maria_
-                    ->Exec("DROP DATABASE IF EXISTS `" + name + "`; CREATE DATABASE `" + name +
-                           "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
-                    .ok());
-    return maria_->url() + name;
-  }
-  std::string NewPostgres(const std::string& name) {
-    EXPECT_TRUE(pg_->Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)").ok());
-    EXPECT_TRUE(pg_->CreateDatabase(name).ok());
-    return pg_->UrlFor(name);
-  }
+  std::string NewMariaDb(const std::string& name) { return testing::FreshMariaDb(maria_, name); }
+  std::string NewPostgres(const std::string& name) { return testing::FreshPostgres(pg_, name); }
   std::string Folder(const std::string& name) {
     fs::path p = dir_ / name;
     fs::create_directories(p);
@@ -112,40 +103,18 @@ class FilesTest : public ::testing::Test {
 
   StreamConfig Config(const std::string& name, const json& src, const json& dst,
                       json extra = json::object()) {
-    json j = {{"name", name}, {"source", src}, {"target", dst}};
-    for (auto& [k, v] : extra.items()) j[k] = v;
-    auto c = ParseStreamConfig(j);
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
-    return c.ok() ? *c : StreamConfig{};
+    return testing::MakeStreamConfig(name, src, dst, extra);
   }
 
   Result<RunSummary> Run(const StreamConfig& c, int writers = 2) {
-    LocalRunOptions o;
-    o.writers = writers;
-    o.data_dir = (dir_ / "nats").string();
-    return RunLocal(c, o, nullptr);
+    return testing::RunStream(c, writers, (dir_ / "nats").string());
   }
-
-  // Runs the stream; its own verification (source vs. target, read back) must match.
   void RunAndVerify(const StreamConfig& c, int writers = 2) {
-    auto s = Run(c, writers);
-    ASSERT_TRUE(s.ok()) << c.name << ": " << s.status().ToString();
-    ASSERT_FALSE(s->verdicts.empty());
-    for (const TableVerdict& v : s->verdicts) {
-      EXPECT_TRUE(v.match()) << c.name << ": " << v.Describe();
-    }
+    testing::RunAndExpectVerified(c, writers, (dir_ / "nats").string());
   }
-
-  // The checksums of `src` and `dst` (any engines), table by table, must be equal.
-  void ExpectSameData(const std::string& src, const std::string& dst, const json& tables,
+  void ExpectSameData(const json& src, const json& dst, const json& tables,
                       const std::string& target_schema = "") {
-    json extra = {{"tables", tables}};
-    if (!target_schema.empty()) extra["targetSchema"] = target_schema;
-    StreamConfig c = Config("compare", src, dst, extra);
-    auto v = VerifyStream(c);
-    ASSERT_TRUE(v.ok()) << v.status().ToString();
-    ASSERT_FALSE(v->empty());
-    for (const TableVerdict& t : *v) EXPECT_TRUE(t.match()) << t.Describe();
+    testing::ExpectSameChecksums(src, dst, tables, target_schema);
   }
 
   MariaDbServer* maria_ = nullptr;

@@ -40,6 +40,41 @@ TEST(Connection, ParsesUrls) {
   EXPECT_FALSE(ParseConnectionUrl("no scheme").ok());
 }
 
+// s3:// URLs: the bucket, the prefix, the keys as user and password, the session token as a
+// secret of the object form; none of the secrets in Redacted().
+TEST(Connection, ParsesS3Urls) {
+  auto c = ParseConnectionUrl(
+      "s3://AKID:s%2Fcret@lake/exports/2026/?endpoint=http://127.0.0.1:9000&region=eu-west-1"
+      "&format=parquet");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->engine, Engine::kFile);
+  EXPECT_TRUE(c->s3);
+  EXPECT_EQ(c->host, "lake");
+  EXPECT_EQ(c->database, "exports/2026");
+  EXPECT_EQ(c->user, "AKID");
+  EXPECT_EQ(c->password, "s/cret");
+  EXPECT_EQ(c->params.at("endpoint"), "http://127.0.0.1:9000");
+  EXPECT_EQ(c->Redacted(), "s3://lake/exports/2026 at http://127.0.0.1:9000");
+
+  auto o = ParseConnection(json{{"url", "s3://lake"},
+                                {"user", "AKID"},
+                                {"password", "secret"},
+                                {"sessionToken", "tok"},
+                                {"endpoint", "https://s3.example"},
+                                {"addressing", "virtual"}},
+                           "target");
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->session_token, "tok");
+  EXPECT_EQ(o->params.at("addressing"), "virtual");
+  EXPECT_EQ(o->Redacted().find("tok"), std::string::npos);
+  EXPECT_EQ(o->Redacted().find("secret"), std::string::npos);
+
+  EXPECT_FALSE(ParseConnectionUrl("s3:///prefix").ok()) << "no bucket";
+  EXPECT_FALSE(ParseConnectionUrl("s3://lake:9000/x").ok()) << "the server goes in endpoint";
+  EXPECT_FALSE(ParseConnectionUrl("s3://lake/x?addressing=sideways").ok());
+  EXPECT_FALSE(ParseConnection(json{{"url", "postgres://h/db"}, {"sessionToken", "t"}}, "c").ok());
+}
+
 json Minimal() {
   return json{{"name", "s1"},
               {"source", "mysql://root@127.0.0.1/shop"},

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/logging.h"
+#include "sinks/files/naming.h"
+#include "sinks/files/s3_sink.h"
 #include "sinks/files/stage.h"
 #include "sources/files/duck.h"
 #include "sources/files/file_common.h"
@@ -22,50 +24,14 @@ namespace fs = std::filesystem;
 using files::Duck;
 using files::FileFormat;
 using files::FileOptions;
+using files::IdForFile;
+using files::IdKey;
 using files::Manifest;
 using files::ManifestFile;
+using files::PartNumber;
 using files::SqlIdent;
 using files::SqlString;
 using nlohmann::json;
-
-// The numbers in a bundle id ("<table>.<chunk>.<seq>"): segments sort in bundle order.
-std::vector<uint64_t> IdKey(std::string_view id) {
-  std::vector<uint64_t> key;
-  uint64_t v = 0;
-  bool in = false;
-  for (char c : id) {
-    if (c >= '0' && c <= '9') {
-      v = v * 10 + static_cast<uint64_t>(c - '0');
-      in = true;
-    } else if (in) {
-      key.push_back(v);
-      v = 0;
-      in = false;
-    }
-  }
-  if (in) key.push_back(v);
-  return key;
-}
-
-// A bundle id as part of a file name.
-std::string IdForFile(std::string_view id) {
-  std::string out;
-  for (char c : id) {
-    const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    c == '.' || c == '-' || c == '_';
-    out += ok ? c : '_';
-  }
-  return out;
-}
-
-// The number of a "part-NNNNN..." file, or -1.
-int64_t PartNumber(const std::string& name) {
-  if (name.rfind("part-", 0) != 0) return -1;
-  int64_t v = 0;
-  size_t i = 5;
-  for (; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i) v = v * 10 + (name[i] - '0');
-  return i == 5 ? -1 : v;
-}
 
 Status IoFailure(const std::string& what, const std::error_code& ec) {
   return Status::IoError(what + ": " + ec.message());
@@ -83,17 +49,8 @@ class FileSink : public Sink {
       : root_(std::move(root)), fo_(std::move(fo)), so_(std::move(so)) {}
 
   Result<TableDdlPlan> PlanTable(const TableSchema& t) override {
-    TableDdlPlan p;
-    p.target = root_ + "/" + t.name + "/";
     auto existing = files::ReadManifest(root_ + "/" + t.name);
-    bool create = false;
-    p.action = PlannedAction(so_.schema_policy, so_.write_mode, existing.ok(), &create);
-    p.action += " (" + std::string(files::FormatName(fo_.format)) + " files)";
-    for (const Column& c : t.columns) {
-      const files::StoredColumn s = files::StoredFor(c, fo_.format);
-      if (!s.warning.empty()) p.warnings.push_back(t.name + "." + c.name + ": " + s.warning);
-    }
-    return p;
+    return files::PlanFileTable(t, root_ + "/" + t.name + "/", existing.ok(), fo_, so_);
   }
 
   Result<TargetTable> PrepareTable(const TableSchema& t) override {
@@ -104,27 +61,9 @@ class FileSink : public Sink {
     if (!existing.ok() && existing.status().code() != StatusCode::kNotFound) {
       return existing.status();
     }
-    if (!existing.ok() || existing->stream != so_.stream) {
-      // A manifest of this run means the run already finished this table: nothing to check.
-      if (existing.ok() && so_.schema_policy == SchemaPolicy::kFailIfExists) {
-        return Status(StatusCode::kAlreadyExists, Retry::kFail,
-                      dir + " already holds files (schema policy fail_if_exists)");
-      }
-      if (!existing.ok() && so_.schema_policy == SchemaPolicy::kValidateExisting) {
-        return Status(StatusCode::kNotFound, Retry::kFail,
-                      dir + " has no _manifest.json (schema policy validate_existing)");
-      }
-      if (existing.ok() && so_.write_mode == WriteMode::kFailIfNotEmpty && existing->rows > 0) {
-        return Status(StatusCode::kFailedPrecondition, Retry::kFail,
-                      dir + " already holds rows (write mode fail_if_not_empty)");
-      }
-    }
-    TargetTable out;
-    out.name = t.name;
-    for (const Column& c : t.columns) {
-      const files::StoredColumn s = files::StoredFor(c, fo_.format);
-      if (!s.warning.empty()) out.warnings.push_back(c.name + ": " + s.warning);
-    }
+    std::optional<Manifest> m;
+    if (existing.ok()) m = std::move(existing).value();
+    DBS_ASSIGN_OR_RETURN(TargetTable out, files::CheckFileTable(t, dir, m, fo_, so_));
     if (so_.plan_only) return out;
     std::error_code ec;
     fs::create_directories(StageDir(t.name), ec);
@@ -134,14 +73,8 @@ class FileSink : public Sink {
 
   Result<size_t> Apply(const std::vector<BundleRef>& bundles) override {
     DBS_RETURN_IF_ERROR(CheckNotFailed());
-    // Group by table, keeping the batch's order.
-    std::vector<std::string> order;
     std::map<std::string, std::vector<const BundleRef*>> by_table;
-    for (const BundleRef& b : bundles) {
-      auto& v = by_table[b.table->name];
-      if (v.empty()) order.push_back(b.table->name);
-      v.push_back(&b);
-    }
+    const std::vector<std::string> order = files::GroupByTable(bundles, &by_table);
     size_t written = 0;
     for (const std::string& name : order) {
       DBS_ASSIGN_OR_RETURN(size_t n, ApplyTable(by_table[name]));
@@ -322,36 +255,8 @@ class FileSink : public Sink {
     return out;
   }
 
-  // The SELECT list turning staged columns into the target format's stored columns.
-  std::string ExportList(const TableSchema& t) const {
-    std::string sql;
-    for (const Column& c : t.columns) {
-      if (!sql.empty()) sql += ", ";
-      const files::StoredColumn s = files::StoredFor(c, fo_.format);
-      const std::string id = SqlIdent(c.name);
-      if (s.encoding == "base64") {
-        sql += "to_base64(" + id + ") AS " + id;
-      } else if (s.type != files::StageType(c)) {
-        sql += "CAST(" + id + " AS " + s.type + ") AS " + id;
-      } else {
-        sql += id;
-      }
-    }
-    return sql;
-  }
-
-  std::string CopyOptions() const {
-    switch (fo_.format) {
-      case FileFormat::kParquet:
-        return "(FORMAT parquet, COMPRESSION " +
-               std::string(fo_.compression == "none" ? "uncompressed" : fo_.compression) + ")";
-      case FileFormat::kCsv:
-        return "(FORMAT csv, HEADER true, COMPRESSION " + fo_.compression + ")";
-      case FileFormat::kJsonl:
-        return "(FORMAT json, COMPRESSION " + fo_.compression + ")";
-    }
-    return "";
-  }
+  std::string ExportList(const TableSchema& t) const { return files::ExportList(t, fo_); }
+  std::string CopyOptions() const { return files::CopyOptions(fo_); }
 
   Status FinishTable(const TableSchema& t) {
     DBS_RETURN_IF_ERROR(files::CheckPathComponent(t.name, "table name"));
@@ -402,7 +307,6 @@ class FileSink : public Sink {
       m.files = existing->files;
       m.rows = existing->rows;
     }
-    const std::string ext = files::DataExtension(fo_);
     for (uint64_t i = 0; i < nfiles; ++i) {
       const uint64_t lo = i * per, hi = std::min(total, lo + per);
       std::string from;
@@ -422,9 +326,7 @@ class FileSink : public Sink {
       } else {
         from = "read_parquet([" + list + "])";
       }
-      char num[32];
-      std::snprintf(num, sizeof num, "%05lld", static_cast<long long>(next++));
-      const std::string name = std::string("part-") + num + ext;
+      const std::string name = files::PartName(next++, fo_);
       const std::string tmp = dir + "/." + name + ".tmp";
       const std::string sql = "COPY (SELECT " + ExportList(t) + " FROM " + from + " LIMIT " +
                               std::to_string(hi - lo) + " OFFSET " + std::to_string(offset) +
@@ -467,6 +369,7 @@ class FileSink : public Sink {
 Result<std::unique_ptr<Sink>> OpenFileSink(const ConnectionConfig& config,
                                            const SinkOptions& options) {
   if (config.engine != Engine::kFile) return Status::InvalidArgument("not a file:// target");
+  if (config.s3) return OpenS3FileSink(config, options);
   DBS_ASSIGN_OR_RETURN(FileOptions fo, files::FileOptionsOf(config));
   std::error_code ec;
   fs::create_directories(config.database, ec);

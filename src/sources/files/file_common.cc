@@ -69,6 +69,8 @@ Result<FileOptions> FileOptionsOf(const ConnectionConfig& c) {
         return Status::InvalidArgument("rowsPerFile must be a positive integer, not '" + v + "'");
       }
       o.rows_per_file = n;
+    } else if (c.s3 && (k == "endpoint" || k == "region" || k == "addressing")) {
+      continue;  // where the bucket is (remote.h)
     } else {
       return Status::InvalidArgument("unknown file connection option '" + k +
                                      "' (format, compression, rowsPerFile)");

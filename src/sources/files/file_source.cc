@@ -11,6 +11,7 @@
 #include "core/temporal.h"
 #include "sources/files/duck.h"
 #include "sources/files/file_common.h"
+#include "sources/files/remote.h"
 
 namespace dbs {
 namespace {
@@ -20,6 +21,7 @@ using files::Duck;
 using files::FileFormat;
 using files::SqlIdent;
 using files::SqlString;
+using nlohmann::json;
 
 constexpr char kSchema[] = "public";
 
@@ -27,9 +29,30 @@ constexpr char kSchema[] = "public";
 struct FileTable {
   std::string name;
   FileFormat format = FileFormat::kParquet;
-  std::vector<std::string> files;  // absolute paths, in reading order
+  // In reading order: absolute paths, or for S3 "s3://bucket/prefix/key" (for messages) with
+  // the object keys in `keys`.
+  std::vector<std::string> files;
+  std::vector<std::string> keys;
   std::optional<files::Manifest> manifest;
 };
+
+// An s3:// source's bucket and the spill folder of its local copies (remote.h); shared by the
+// source and its readers.
+struct Remote {
+  std::unique_ptr<ObjectStore> store;
+  std::unique_ptr<files::SpillDir> spill;
+  std::string base;  // "s3://bucket/prefix/" (for messages)
+};
+
+// The local path DuckDB reads for file i of `t`: the file itself, or a fresh copy of the
+// object (held in *copy until the caller is done with it).
+Result<std::string> LocalPath(Remote* remote, const FileTable& t, size_t i,
+                              std::unique_ptr<files::LocalCopy>* copy) {
+  if (remote == nullptr) return t.files[i];
+  DBS_ASSIGN_OR_RETURN(*copy,
+                       files::LocalCopy::Fetch(remote->store.get(), t.keys[i], *remote->spill));
+  return (*copy)->path();
+}
 
 // How one column is read: a SELECT expression over the file's columns, giving `read_type`.
 struct ColumnRead {
@@ -323,9 +346,10 @@ Status AppendCell(duckdb_vector v, size_t row, const Column& c, ColumnVector* co
 
 class FileRowReader : public RowReader {
  public:
-  FileRowReader(std::unique_ptr<Duck> duck, const TableInfo* t, std::vector<size_t> cols,
-                std::string filter, uint64_t limit)
+  FileRowReader(std::unique_ptr<Duck> duck, std::shared_ptr<Remote> remote, const TableInfo* t,
+                std::vector<size_t> cols, std::string filter, uint64_t limit)
       : duck_(std::move(duck)),
+        remote_(std::move(remote)),
         t_(t),
         cols_(std::move(cols)),
         filter_(std::move(filter)),
@@ -375,15 +399,19 @@ class FileRowReader : public RowReader {
         }
         stream_.reset();
         chunk_ = nullptr;
+        copy_.reset();
       }
       if (file_index_ >= t_->where.files.size()) return false;
-      const std::string& file = t_->where.files[file_index_++];
+      const std::string& file = t_->where.files[file_index_];
+      DBS_ASSIGN_OR_RETURN(std::string local,
+                           LocalPath(remote_.get(), t_->where, file_index_, &copy_));
+      ++file_index_;
       file_rows_ = 0;
       std::string sql = "SELECT ";
       for (size_t i = 0; i < cols_.size(); ++i) {
         sql += (i ? ", " : "") + t_->reads[cols_[i]].expr;
       }
-      sql += " FROM " + Reader(*t_, file);
+      sql += " FROM " + Reader(*t_, local);
       if (!filter_.empty()) sql += " WHERE " + filter_;
       auto s = duck_->Stream(sql);
       if (!s.ok()) return FileError(file, s.status());
@@ -392,6 +420,8 @@ class FileRowReader : public RowReader {
   }
 
   std::unique_ptr<Duck> duck_;
+  std::shared_ptr<Remote> remote_;
+  std::unique_ptr<files::LocalCopy> copy_;  // of the object being read (S3)
   const TableInfo* t_;
   std::vector<size_t> cols_;
   std::string filter_;
@@ -404,7 +434,8 @@ class FileRowReader : public RowReader {
 
 class FileSnapshot : public Snapshot {
  public:
-  explicit FileSnapshot(std::map<std::string, TableInfo>* tables) : tables_(tables) {}
+  FileSnapshot(std::map<std::string, TableInfo>* tables, std::shared_ptr<Remote> remote)
+      : tables_(tables), remote_(std::move(remote)) {}
   const SourcePosition& position() const override { return position_; }
 
   Result<std::unique_ptr<RowReader>> OpenReader(const ReadSpec& spec) override {
@@ -433,17 +464,19 @@ class FileSnapshot : public Snapshot {
     }
     DBS_ASSIGN_OR_RETURN(auto duck, Duck::Open(1, "256MB"));
     return std::unique_ptr<RowReader>(
-        new FileRowReader(std::move(duck), t, std::move(cols), spec.filter, spec.limit));
+        new FileRowReader(std::move(duck), remote_, t, std::move(cols), spec.filter, spec.limit));
   }
 
  private:
   std::map<std::string, TableInfo>* tables_;
+  std::shared_ptr<Remote> remote_;
   SourcePosition position_;
 };
 
 class FileSource : public Source {
  public:
-  explicit FileSource(std::string path) : path_(std::move(path)) {}
+  explicit FileSource(ConnectionConfig config)
+      : config_(std::move(config)), path_(config_.s3 ? config_.Redacted() : config_.database) {}
 
   Result<std::vector<TableRef>> ListTables() override {
     DBS_RETURN_IF_ERROR(Scan());
@@ -489,7 +522,8 @@ class FileSource : public Source {
     return std::vector<KeyRange>();
   }
   Result<std::unique_ptr<Snapshot>> BeginSnapshot(int) override {
-    return std::unique_ptr<Snapshot>(new FileSnapshot(&tables_));
+    DBS_RETURN_IF_ERROR(Scan());
+    return std::unique_ptr<Snapshot>(new FileSnapshot(&tables_, remote_));
   }
   Status CheckCdc(const CdcOptions&) override { return NoCdc(); }
   Result<std::unique_ptr<Snapshot>> BeginCdcSnapshot(int, const CdcOptions&) override {
@@ -508,6 +542,11 @@ class FileSource : public Source {
   // Finds the tables under path_ (once).
   Status Scan() {
     if (scanned_) return Status::Ok();
+    if (config_.s3) {
+      DBS_RETURN_IF_ERROR(ScanS3());
+      scanned_ = true;
+      return Status::Ok();
+    }
     std::error_code ec;
     fs::path p(path_);
     const std::string base = p.filename().string();
@@ -543,6 +582,105 @@ class FileSource : public Source {
                     "the file source " + path_ + " does not exist");
     }
     scanned_ = true;
+    return Status::Ok();
+  }
+
+  // The s3:// connection's prefix is a folder of tables, one object, or a glob in its last
+  // part; the store's root is that folder (or the parent of the object or glob).
+  Status ScanS3() {
+    auto remote = std::make_shared<Remote>();
+    DBS_ASSIGN_OR_RETURN(remote->spill, files::SpillDir::Create("s3-source"));
+    ConnectionConfig root = config_;
+    std::string last;
+    const bool glob = root.database.find_first_of("*?[") != std::string::npos;
+    if (glob) {
+      const size_t slash = root.database.rfind('/');
+      last = slash == std::string::npos ? root.database : root.database.substr(slash + 1);
+      root.database = slash == std::string::npos ? "" : root.database.substr(0, slash);
+      if (root.database.find_first_of("*?[") != std::string::npos) {
+        return Status::InvalidArgument("only the last part of an s3:// prefix may be a glob: " +
+                                       path_);
+      }
+    }
+    DBS_ASSIGN_OR_RETURN(remote->store, files::OpenS3Of(root));
+    remote->base = "s3://" + root.host + "/" + (root.database.empty() ? "" : root.database + "/");
+    remote_ = remote;
+    std::vector<ObjectInfo> entries;
+    if (!glob) {
+      DBS_ASSIGN_OR_RETURN(entries, remote->store->List("", false));
+      if (entries.empty() && !root.database.empty()) {
+        // Not a folder: maybe one object.
+        const size_t slash = root.database.rfind('/');
+        last = slash == std::string::npos ? root.database : root.database.substr(slash + 1);
+        root.database = slash == std::string::npos ? "" : root.database.substr(0, slash);
+        DBS_ASSIGN_OR_RETURN(remote->store, files::OpenS3Of(root));
+        remote->base =
+            "s3://" + root.host + "/" + (root.database.empty() ? "" : root.database + "/");
+        auto st = remote->store->Stat(last);
+        if (!st.ok() && st.status().code() == StatusCode::kNotFound) {
+          return Status(StatusCode::kNotFound, Retry::kFail,
+                        "the file source " + path_ + " has no objects");
+        }
+        if (!st.ok()) return st.status();
+        return AddKey(last);
+      }
+    } else {
+      DBS_ASSIGN_OR_RETURN(auto all, remote->store->List("", false));
+      for (const ObjectInfo& o : all) {
+        if (!o.is_prefix && fnmatch(last.c_str(), o.key.c_str(), 0) == 0) entries.push_back(o);
+      }
+      for (const ObjectInfo& o : entries) DBS_RETURN_IF_ERROR(AddKey(o.key));
+      return Status::Ok();
+    }
+    for (const ObjectInfo& o : entries) {
+      const std::string name = o.is_prefix ? o.key.substr(0, o.key.size() - 1) : o.key;
+      if (name.empty() || name[0] == '.') continue;
+      if (o.is_prefix) {
+        DBS_RETURN_IF_ERROR(AddS3Folder(name));
+      } else if (files::FormatOfFile(name)) {
+        DBS_RETURN_IF_ERROR(AddKey(name));
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status AddKey(const std::string& key) {
+    DBS_RETURN_IF_ERROR(AddFile(remote_->base + key));
+    where_[TableNameOf(key)].keys.push_back(key);
+    return Status::Ok();
+  }
+
+  // A folder of the bucket: a table read as its _manifest.json lists it, or its data files.
+  Status AddS3Folder(const std::string& dir) {
+    FileTable t;
+    t.name = dir;
+    auto m = files::ReadManifestFrom(remote_->store.get(), dir);
+    if (m.ok()) {
+      t.format = m->format;
+      for (const files::ManifestFile& f : m->files) {
+        t.files.push_back(remote_->base + dir + "/" + f.name);
+        t.keys.push_back(dir + "/" + f.name);
+      }
+      t.manifest = std::move(m).value();
+      where_[t.name] = std::move(t);
+      return Status::Ok();
+    }
+    if (m.status().code() != StatusCode::kNotFound) return m.status();
+    DBS_ASSIGN_OR_RETURN(auto objects, remote_->store->List(dir, false));
+    for (const ObjectInfo& o : objects) {
+      if (o.is_prefix) continue;
+      const std::string n = o.key.substr(o.key.rfind('/') + 1);
+      auto f = files::FormatOfFile(n);
+      if (!f || n[0] == '.') continue;
+      if (!t.keys.empty() && *f != t.format) {
+        return Status::InvalidArgument("the folder " + remote_->base + dir + " mixes file formats");
+      }
+      t.format = *f;
+      t.files.push_back(remote_->base + o.key);
+      t.keys.push_back(o.key);
+    }
+    if (t.keys.empty()) return Status::Ok();  // not a table
+    where_[t.name] = std::move(t);
     return Status::Ok();
   }
 
@@ -597,10 +735,12 @@ class FileSource : public Source {
       DBS_ASSIGN_OR_RETURN(duck_, Duck::Open(1, "256MB"));
     }
     const std::string& first = info->where.files.front();
+    std::unique_ptr<files::LocalCopy> copy;
+    DBS_ASSIGN_OR_RETURN(std::string local, LocalPath(remote_.get(), info->where, 0, &copy));
     if (info->where.format == FileFormat::kCsv) {
-      DBS_ASSIGN_OR_RETURN(info->csv_options, SniffCsv(first));
+      DBS_ASSIGN_OR_RETURN(info->csv_options, SniffCsv(local, first));
     }
-    auto d = duck_->Query("DESCRIBE SELECT * FROM " + Reader(*info, first));
+    auto d = duck_->Query("DESCRIBE SELECT * FROM " + Reader(*info, local));
     if (!d.ok()) return FileError(first, d.status());
     for (size_t r = 0; r < d->rows(); ++r) {
       const std::string name = d->Text(0, r).value_or("");
@@ -618,8 +758,9 @@ class FileSource : public Source {
   // dialect and types. When the sniffer fails or is fooled into one column holding the
   // delimiter (a row with a different field count does that), the file is parsed strictly with
   // the extension's delimiter and text columns, so that the bad row is named by its line.
-  Result<std::string> SniffCsv(const std::string& file) {
-    const bool tsv = file.find(".tsv") != std::string::npos;
+  // `file` is the local path, `display` the name for messages.
+  Result<std::string> SniffCsv(const std::string& file, const std::string& display) {
+    const bool tsv = display.find(".tsv") != std::string::npos;
     const char delim = tsv ? '\t' : ',';
     auto sniffed = duck_->Query("SELECT Prompt FROM sniff_csv(" + SqlString(file) + ")");
     std::optional<std::string> prompt;
@@ -657,7 +798,7 @@ class FileSource : public Source {
     opts += "}";
     // Reads the file once: a malformed row fails here, with its line.
     auto checked = duck_->Query("SELECT count(*) FROM read_csv(" + SqlString(file) + opts + ")");
-    if (!checked.ok()) return FileError(file, checked.status());
+    if (!checked.ok()) return FileError(display, checked.status());
     return opts;
   }
 
@@ -691,7 +832,9 @@ class FileSource : public Source {
     return out;
   }
 
-  std::string path_;
+  const ConnectionConfig config_;
+  const std::string path_;          // for messages
+  std::shared_ptr<Remote> remote_;  // s3:// only
   bool scanned_ = false;
   std::map<std::string, FileTable> where_;
   std::map<std::string, TableInfo> tables_;  // described; read by snapshots' readers
@@ -702,7 +845,7 @@ class FileSource : public Source {
 
 Result<std::unique_ptr<Source>> OpenFileSource(const ConnectionConfig& config) {
   if (config.engine != Engine::kFile) return Status::InvalidArgument("not a file:// source");
-  return std::unique_ptr<Source>(new FileSource(config.database));
+  return std::unique_ptr<Source>(new FileSource(config));
 }
 
 }  // namespace dbs

@@ -1,0 +1,341 @@
+// Files on S3-compatible storage as sources and targets, end to end through NATS JetStream with
+// real servers (s3rver from npm, MariaDB, PostgreSQL): MariaDB tables into Parquet and JSONL
+// objects and back into PostgreSQL with the source's checksums; objects written by others
+// (a CSV file, a folder of JSONL files, a glob) into PostgreSQL; the finish keeps one copy of a
+// bundle two writers staged; wrong credentials and a missing bucket give clear errors.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "config/stream_config.h"
+#include "objstore/object_store.h"
+#include "run/local_run.h"
+#include "sinks/sink.h"
+#include "sources/files/file_common.h"
+#include "sources/source.h"
+#include "support/servers.h"
+#include "support/streams.h"
+#include "verify/checksum.h"
+
+namespace dbs {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::MariaDbServer;
+using testing::PostgresServer;
+using testing::S3Server;
+using testing::SharedServers;
+
+constexpr char kBucket[] = "dbs-files";
+
+// Edge values that files must keep: exact decimals beyond 38 digits, binary with NUL and
+// quotes, unicode, microsecond timestamps, JSON spacing, unsigned 64-bit, NULLs.
+constexpr char kEdgeTable[] = R"sql(
+  CREATE TABLE edge (
+    id int PRIMARY KEY,
+    big decimal(65,30),
+    u varchar(100),
+    b varbinary(64),
+    ts datetime(6),
+    j json,
+    f double,
+    ui bigint unsigned
+  ) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
+  INSERT INTO edge VALUES
+    (1, 12345678901234567890123456789012345.123456789012345678901234567890, 'plain',
+     X'00FF5C27220A0D', '2024-02-29 23:59:59.123456', '{"a":  1, "b": [1, 2.50]}', 1.5,
+     18446744073709551615),
+    (2, -1.5, 'ünïcødé ✓ 日本語 🎉', X'', '1970-01-01 00:00:00.000001', '[]', -0.0, 0),
+    (3, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+  INSERT INTO edge (id, big, u, ts)
+    SELECT seq, seq / 7, CONCAT('row ', seq), '2023-01-01 00:00:00' + INTERVAL seq SECOND
+    FROM seq_4_to_2500;
+)sql";
+
+class S3FilesTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto s = S3Server::Start();
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    s3_ = s->release();
+    ASSERT_TRUE(s3_->CreateBucket(kBucket).ok());
+  }
+  static void TearDownTestSuite() {
+    delete s3_;
+    s3_ = nullptr;
+  }
+
+  void SetUp() override {
+    ASSERT_NE(s3_, nullptr);
+    auto m = SharedServers::MariaDb();
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    maria_ = *m;
+    auto p = SharedServers::Postgres();
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    pg_ = *p;
+    dir_ = fs::temp_directory_path() / ("dbstreams-s3-files-test-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  // The s3:// connection of `prefix` in the test bucket, as a stream file gives it.
+  json S3(const std::string& prefix, const std::string& query = "",
+          const std::string& secret = "") {
+    return {{"url", "s3://" + std::string(kBucket) + "/" + prefix + "?endpoint=" + s3_->endpoint() +
+                        (query.empty() ? "" : "&" + query)},
+            {"user", s3_->access_key()},
+            {"password", secret.empty() ? s3_->secret_key() : secret}};
+  }
+  // The bucket (at `prefix`) as an object store, to look at what a run left.
+  std::unique_ptr<ObjectStore> Store(const std::string& prefix) {
+    S3Settings o;
+    o.endpoint = s3_->endpoint();
+    o.bucket = kBucket;
+    o.prefix = prefix;
+    o.access_key = s3_->access_key();
+    o.secret_key = s3_->secret_key();
+    auto s = OpenS3Store(o);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(s).value() : nullptr;
+  }
+  static Status Put(ObjectStore* store, const std::string& key, const std::string& bytes) {
+    DBS_ASSIGN_OR_RETURN(auto w, store->Create(key));
+    DBS_RETURN_IF_ERROR(w->Write(bytes));
+    return w->Commit();
+  }
+
+  std::string NewMariaDb(const std::string& name) { return testing::FreshMariaDb(maria_, name); }
+  std::string NewPostgres(const std::string& name) { return testing::FreshPostgres(pg_, name); }
+
+  StreamConfig Config(const std::string& name, const json& src, const json& dst,
+                      json extra = json::object()) {
+    return testing::MakeStreamConfig(name, src, dst, extra);
+  }
+  Result<RunSummary> Run(const StreamConfig& c, int writers = 2) {
+    return testing::RunStream(c, writers, (dir_ / "nats").string());
+  }
+  void RunAndVerify(const StreamConfig& c, int writers = 2) {
+    testing::RunAndExpectVerified(c, writers, (dir_ / "nats").string());
+  }
+  void ExpectSameData(const json& src, const json& dst, const json& tables,
+                      const std::string& target_schema = "") {
+    testing::ExpectSameChecksums(src, dst, tables, target_schema);
+  }
+
+  static S3Server* s3_;
+  MariaDbServer* maria_ = nullptr;
+  PostgresServer* pg_ = nullptr;
+  fs::path dir_;
+};
+
+S3Server* S3FilesTest::s3_ = nullptr;
+
+class S3RoundTrip : public S3FilesTest, public ::testing::WithParamInterface<const char*> {};
+
+// MariaDB -> files on S3 (two writers, small bundles, several part files) -> PostgreSQL, each
+// run verified, and PostgreSQL equal to the MariaDB table. Nothing of the run's staging stays.
+TEST_P(S3RoundTrip, MariaDbToS3AndIntoPostgresKeepsTheChecksums) {
+  const std::string format = GetParam();
+  const std::string db = "s3_rt_" + format;
+  const std::string src = NewMariaDb(db);
+  ASSERT_TRUE(maria_->Exec(kEdgeTable, db).ok());
+  const std::string prefix = "rt-" + format;
+  RunAndVerify(Config("m2s3-" + format, src, S3(prefix, "format=" + format + "&rowsPerFile=1000"),
+                      {{"dataBundleSize", 300}}));
+  auto store = Store(prefix);
+  ASSERT_NE(store, nullptr);
+  std::string text;
+  ASSERT_TRUE(store->ReadRange("edge/_manifest.json", 0, 1 << 20, &text).ok());
+  auto m = files::ManifestFromJson(json::parse(text));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->rows, 2500u);
+  ASSERT_EQ(m->files.size(), 3u) << "2500 rows at rowsPerFile=1000";
+  EXPECT_EQ(m->files[0].rows, 1000u);
+  EXPECT_EQ(m->files[2].rows, 500u);
+  auto objects = store->List("edge", false);
+  ASSERT_TRUE(objects.ok()) << objects.status().ToString();
+  EXPECT_EQ(objects->size(), 4u) << "three parts and the manifest, nothing else";
+  auto staged = store->List(".dbs/runs", true);
+  ASSERT_TRUE(staged.ok()) << staged.status().ToString();
+  EXPECT_TRUE(staged->empty()) << staged->front().key;
+
+  const std::string pg = NewPostgres("s3_rt_pg_" + format);
+  RunAndVerify(Config("s3p-" + format, S3(prefix), pg));
+  ExpectSameData(src, pg, json::array({"edge"}), "public");
+  auto exact = pg_->Query("SELECT big::text, encode(b, 'hex'), u FROM public.edge WHERE id = 1",
+                          "s3_rt_pg_" + format);
+  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+  EXPECT_EQ((*exact)[0][0], "12345678901234567890123456789012345.123456789012345678901234567890");
+  EXPECT_EQ((*exact)[0][1], "00ff5c27220a0d");
+
+  // truncate_and_load replaces the files: the new manifest lists only new parts, the old
+  // ones are gone.
+  RunAndVerify(Config("m2s3b-" + format, src, S3(prefix, "format=" + format + "&rowsPerFile=1000"),
+                      {{"writeMode", "truncate_and_load"}}));
+  ASSERT_TRUE(store->ReadRange("edge/_manifest.json", 0, 1 << 20, &text).ok());
+  m = files::ManifestFromJson(json::parse(text));
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->rows, 2500u);
+  objects = store->List("edge", false);
+  ASSERT_TRUE(objects.ok());
+  EXPECT_EQ(objects->size(), m->files.size() + 1);
+  ASSERT_FALSE(m->files.empty());
+  EXPECT_EQ(m->files.front().name.rfind("part-00003", 0), 0u) << m->files.front().name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, S3RoundTrip, ::testing::Values("parquet", "jsonl"),
+                         [](const auto& info) { return std::string(info.param); });
+
+// Objects written by others (no manifest: sniffed) into PostgreSQL: a CSV file, a folder of
+// JSONL files (one table), and a glob that picks some CSV files of a folder.
+TEST_F(S3FilesTest, ObjectsOfOthersIntoPostgres) {
+  auto store = Store("in");
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(
+      Put(store.get(), "people.csv", "id,name,amount\n1,Ann,12.50\n2,\"Bob, Jr.\",0.01\n3,Zoë,-7\n")
+          .ok());
+  ASSERT_TRUE(Put(store.get(), "events/2026-01.jsonl",
+                  "{\"id\": 1, \"kind\": \"a\"}\n{\"id\": 2, \"kind\": \"b\"}\n")
+                  .ok());
+  ASSERT_TRUE(Put(store.get(), "events/2026-02.jsonl", "{\"id\": 3, \"kind\": \"c\"}\n").ok());
+  const std::string pg = NewPostgres("s3_in");
+  RunAndVerify(Config("s3-in", S3("in"), pg));
+  auto people = pg_->Query(
+      "SELECT string_agg(id || ':' || name || ':' || amount, ' ' ORDER BY id) "
+      "FROM public.people",
+      "s3_in");
+  ASSERT_TRUE(people.ok()) << people.status().ToString();
+  EXPECT_EQ((*people)[0][0], "1:Ann:12.5 2:Bob, Jr.:0.01 3:Zoë:-7");
+  auto events =
+      pg_->Query("SELECT string_agg(id || kind, ' ' ORDER BY id) FROM public.events", "s3_in");
+  ASSERT_TRUE(events.ok()) << events.status().ToString();
+  EXPECT_EQ((*events)[0][0], "1a 2b 3c");
+
+  ASSERT_TRUE(Put(store.get(), "drop/a-1.csv", "id,v\n1,x\n").ok());
+  ASSERT_TRUE(Put(store.get(), "drop/b-2.csv", "id,v\n2,y\n").ok());
+  const std::string pg2 = NewPostgres("s3_glob");
+  RunAndVerify(Config("s3-glob", S3("in/drop/a-*.csv"), pg2));
+  auto tables = pg_->Query(
+      "SELECT string_agg(table_name, ',' ORDER BY table_name) FROM information_schema.tables "
+      "WHERE table_schema = 'public'",
+      "s3_glob");
+  ASSERT_TRUE(tables.ok()) << tables.status().ToString();
+  EXPECT_EQ((*tables)[0][0], "a-1");
+}
+
+// Two writers that stage the same bundles (a redelivery while the first still writes, which S3
+// cannot lock against) commit overlapping segments; the finish writes every row once.
+TEST_F(S3FilesTest, OverlappingSegmentsAreWrittenOnce) {
+  TableSchema t;
+  t.schema = "public";
+  t.name = "t";
+  Column id;
+  id.name = "id";
+  id.type = LogicalType::kInt64;
+  Column v;
+  v.name = "v";
+  v.type = LogicalType::kText;
+  t.columns = {id, v};
+  t.primary_key = {"id"};
+  // Bundle k holds ids 10k .. 10k+9.
+  std::vector<Bundle> bundles(4);
+  for (int k = 0; k < 4; ++k) {
+    bundles[k].columns.emplace_back(LogicalType::kInt64);
+    bundles[k].columns.emplace_back(LogicalType::kText);
+    for (int i = 0; i < 10; ++i) {
+      bundles[k].columns[0].AppendInt(10 * k + i);
+      bundles[k].columns[1].AppendBytes("v" + std::to_string(10 * k + i));
+    }
+  }
+  auto ref = [&](int k) {
+    return BundleRef{"t." + std::to_string(0) + "." + std::to_string(k), &t, &bundles[k]};
+  };
+  auto target = ParseConnection(S3("dedup", "format=parquet"), "target");
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  SinkOptions so;
+  so.stream = "dedup.1";
+  so.shadow_tables = true;
+  auto a = Sink::Open(*target, so);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE((*a)->PrepareTable(t).ok());
+  ASSERT_TRUE((*a)->Apply({ref(0)}).ok());
+  auto b = Sink::Open(*target, so);
+  ASSERT_TRUE(b.ok());
+  auto nb = (*b)->Apply({ref(0), ref(1), ref(2)});  // bundle 0 is committed: skipped
+  ASSERT_TRUE(nb.ok()) << nb.status().ToString();
+  EXPECT_EQ(*nb, 2u);
+  // A writer that staged bundles 2 and 3 without seeing b's segment: its segment (staged by a
+  // sink of another run, then moved into this run's staging) overlaps b's by bundle 2.
+  SinkOptions other = so;
+  other.stream = "dedup.other";
+  auto c = Sink::Open(*target, other);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE((*c)->Apply({ref(2), ref(3)}).ok());
+  auto store = Store("dedup");
+  auto staged = store->List(".dbs/runs/dedup.other/t", false);
+  ASSERT_TRUE(staged.ok()) << staged.status().ToString();
+  ASSERT_EQ(staged->size(), 2u);
+  for (const ObjectInfo& o : *staged) {
+    std::string bytes;
+    ASSERT_TRUE(store->ReadRange(o.key, 0, 1 << 24, &bytes).ok());
+    const std::string name = o.key.substr(o.key.rfind('/') + 1);
+    ASSERT_TRUE(Put(store.get(), ".dbs/runs/dedup.1/t/" + name, bytes).ok());
+  }
+  ASSERT_TRUE((*a)->FinishStream({t}).ok());
+  ASSERT_TRUE((*b)->FinishStream({t}).ok());  // finished already: nothing to do
+  ASSERT_TRUE((*a)->ForgetStream().ok());
+
+  auto source = Source::Open(*ParseConnection(S3("dedup"), "source"));
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  auto schema = (*source)->Describe({"public", "t"});
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  EXPECT_EQ(schema->estimated_rows, 40u);
+  auto snap = (*source)->BeginSnapshot(1);
+  ASSERT_TRUE(snap.ok());
+  ReadSpec spec;
+  spec.table = *schema;
+  auto reader = (*snap)->OpenReader(spec);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  std::vector<int64_t> ids;
+  while (true) {
+    Bundle out;
+    for (const Column& col : schema->columns) out.columns.emplace_back(col.type);
+    auto more = (*reader)->Next(&out, 1000, 1 << 20);
+    ASSERT_TRUE(more.ok()) << more.status().ToString();
+    for (size_t r = 0; r < out.rows(); ++r) ids.push_back(out.columns[0].GetInt(r));
+    if (!*more) break;
+  }
+  ASSERT_EQ(ids.size(), 40u);
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(ids[i], i) << "row " << i;
+}
+
+// Wrong credentials and a missing bucket: clear errors that name the bucket, never the secret.
+TEST_F(S3FilesTest, WrongCredentialsAndMissingBucket) {
+  const std::string pg = NewPostgres("s3_bad");
+  auto r = Run(Config("s3-bad", S3("in", "", "not-the-secret-5f3a"), pg), 1);
+  ASSERT_FALSE(r.ok());
+  const std::string msg = r.status().ToString();
+  EXPECT_NE(msg.find(kBucket), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("not-the-secret-5f3a"), std::string::npos) << msg;
+  EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied) << msg;
+
+  json missing = S3("x");
+  missing["url"] = "s3://no-such-bucket-dbs/x?endpoint=" + s3_->endpoint();
+  r = Run(Config("s3-missing", missing, pg), 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().ToString().find("no-such-bucket-dbs"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound) << r.status().ToString();
+}
+
+}  // namespace
+}  // namespace dbs
