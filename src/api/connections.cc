@@ -5,6 +5,7 @@
 
 #include "mysql/mysql_client.h"
 #include "postgres/pg_client.h"
+#include "sources/files/remote.h"
 #include "sources/source.h"
 
 namespace dbs::api {
@@ -47,6 +48,7 @@ constexpr size_t kMaxParams = 32;
 constexpr size_t kMaxParamKey = 64;
 constexpr size_t kMaxParamValue = 1024;
 constexpr size_t kMaxSslValue = 16384;  // a file path or an inline PEM certificate
+constexpr size_t kMaxPrefix = 1024;     // an S3 key prefix
 
 size_t MaxLength(const std::string& k) {
   if (k == "name") return kMaxName;
@@ -55,20 +57,25 @@ size_t MaxLength(const std::string& k) {
   if (k == "user") return kMaxUser;
   if (k == "password") return kMaxPassword;
   if (k == "database") return kMaxDatabase;
-  return 64;  // engine
+  if (k == "prefix" || k == "endpoint") return kMaxPrefix;
+  return 64;  // engine, bucket, region, addressing
 }
 
 }  // namespace
 
 Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name) {
-  static const std::set<std::string> known = {"name", "url",      "engine",   "host", "port",
-                                              "user", "password", "database", "ssl",  "params"};
+  static const std::set<std::string> known = {
+      "name", "url",    "engine", "host",   "port",     "user",   "password",  "database",
+      "ssl",  "params", "bucket", "prefix", "endpoint", "region", "addressing"};
+  static const std::set<std::string> s3_only = {"bucket", "prefix", "endpoint", "region",
+                                                "addressing"};
   if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
   for (const auto& [k, v] : body.items()) {
     if (!known.count(k)) {
       return Field(Clip(k),
                    "is not a known field (name, url, engine, host, port, user, password, "
-                   "database, ssl, params)");
+                   "database, ssl, params; for engine s3 bucket, prefix, endpoint, region, "
+                   "addressing)");
     }
     if (k == "port") {
       if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 65535) {
@@ -103,7 +110,48 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
     if (in.name.empty()) return Field("name", "must be 1 to 128 characters");
   }
   json cj = json::object();
-  if (body.contains("url")) {
+  const bool s3_body = body.value("engine", "") == "s3";
+  for (const auto& [k, v] : body.items()) {
+    if (s3_only.count(k) && !s3_body) {
+      return Field(k, "is a field of engine s3 connections only");
+    }
+    if (s3_body && (k == "host" || k == "port" || k == "database")) {
+      return Field(k, "is not a field of engine s3 connections (bucket, prefix, endpoint)");
+    }
+  }
+  if (s3_body) {
+    if (body.contains("url")) return Field("url", "cannot be given with engine s3");
+    if (!body.contains("bucket")) return Field("bucket", "is required for engine s3");
+    const std::string bucket = body["bucket"].get<std::string>();
+    bool ok_bucket = bucket.size() >= 3 && bucket.size() <= 63;
+    for (char ch : bucket) {
+      if (!(std::islower(static_cast<unsigned char>(ch)) ||
+            std::isdigit(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-')) {
+        ok_bucket = false;
+      }
+    }
+    if (!ok_bucket || !std::isalnum(static_cast<unsigned char>(bucket.front())) ||
+        !std::isalnum(static_cast<unsigned char>(bucket.back()))) {
+      return Field("bucket",
+                   "must be a bucket name: 3 to 63 lowercase letters, digits, dots and hyphens, "
+                   "starting and ending with a letter or digit");
+    }
+    if (body.contains("endpoint")) {
+      const std::string e = body["endpoint"].get<std::string>();
+      if (e.rfind("http://", 0) != 0 && e.rfind("https://", 0) != 0) {
+        return Field("endpoint", "must be an http:// or https:// URL");
+      }
+    }
+    std::string url = "s3://" + bucket + "/" + PctEncode(body.value("prefix", ""));
+    // The prefix keeps its '/' separators.
+    for (size_t at = url.find("%2F"); at != std::string::npos; at = url.find("%2F", at)) {
+      url.replace(at, 3, "/");
+    }
+    cj["url"] = url;
+    for (const char* k : {"endpoint", "region", "addressing"}) {
+      if (body.contains(k)) cj[k] = body[k];
+    }
+  } else if (body.contains("url")) {
     for (const char* k : {"engine", "host", "port"}) {
       if (body.contains(k)) {
         return Field(k, "cannot be given with url: give either url or engine/host/port");
@@ -132,6 +180,13 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
     if (body.contains(k)) cj[k] = body[k];
   }
   if (body.contains("params") && !body["params"].empty()) {
+    if (s3_body) {
+      for (const auto& [k, v] : body["params"].items()) {
+        if (k == "endpoint" || k == "region" || k == "addressing") {
+          return Field("params." + k, "is a field of its own (" + k + ")");
+        }
+      }
+    }
     std::string url = cj["url"].get<std::string>();
     if (url.find('?') != std::string::npos) {
       return Field("params", "cannot be combined with a url that has query parameters");
@@ -154,17 +209,44 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
   // File connections name a folder of this server: through the API that would let any key
   // holder write anywhere the server may. They are for stream files (dbstreams run) until the
   // API confines them to configured roots.
-  if (cfg->engine == Engine::kFile) {
+  if (cfg->engine == Engine::kFile && !cfg->s3) {
     return Field("url",
                  "file:// connections are not available through the API yet; use them in a "
                  "stream file with dbstreams run");
   }
+  if (cfg->s3) {
+    if (!cfg->session_token.empty()) {
+      return Field("sessionToken",
+                   "is not stored by the API: give long-lived keys, or use temporary "
+                   "credentials in a stream file");
+    }
+    DBS_RETURN_IF_ERROR(files::FileOptionsOf(*cfg).status());
+  }
   if (!cfg->password.empty()) in.password = cfg->password;
-  json spec = {{"engine", std::string(EngineName(cfg->engine))},
-               {"host", cfg->host},
-               {"port", cfg->EffectivePort()},
-               {"user", cfg->user},
-               {"database", cfg->database}};
+  json spec;
+  if (cfg->s3) {
+    json params = cfg->params;
+    spec = {
+        {"engine", "s3"}, {"bucket", cfg->host}, {"prefix", cfg->database}, {"user", cfg->user}};
+    for (const char* k : {"endpoint", "region", "addressing"}) {
+      if (params.contains(k)) {
+        spec[k] = params[k];
+        params.erase(k);
+      }
+    }
+    if (!spec.contains("region")) spec["region"] = "us-east-1";
+    if (!spec.contains("addressing")) spec["addressing"] = "path";
+    if (!spec.contains("endpoint")) {
+      spec["endpoint"] = "https://s3." + spec["region"].get<std::string>() + ".amazonaws.com";
+    }
+    cfg->params = params.get<std::map<std::string, std::string>>();
+  } else {
+    spec = {{"engine", std::string(EngineName(cfg->engine))},
+            {"host", cfg->host},
+            {"port", cfg->EffectivePort()},
+            {"user", cfg->user},
+            {"database", cfg->database}};
+  }
   json ssl = json::object();
   if (!cfg->ssl.mode.empty()) ssl["mode"] = cfg->ssl.mode;
   if (!cfg->ssl.ca.empty()) ssl["ca"] = cfg->ssl.ca;
@@ -184,9 +266,19 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
 }
 
 json ConnectionJson(const json& spec, const std::string* password) {
-  std::string url = spec.value("engine", "postgres") + "://" + spec.value("host", "127.0.0.1") +
-                    ":" + std::to_string(spec.value("port", 0)) + "/";
+  const bool s3 = spec.value("engine", "") == "s3";
+  std::string url = s3 ? "s3://" + spec.value("bucket", "") + "/" + spec.value("prefix", "")
+                       : spec.value("engine", "postgres") + "://" +
+                             spec.value("host", "127.0.0.1") + ":" +
+                             std::to_string(spec.value("port", 0)) + "/";
   std::string q;
+  if (s3) {
+    for (const char* k : {"endpoint", "region", "addressing"}) {
+      if (spec.contains(k) && spec[k].is_string()) {
+        q += (q.empty() ? "?" : "&") + std::string(k) + "=" + PctEncode(spec[k].get<std::string>());
+      }
+    }
+  }
   if (spec.contains("params") && spec["params"].is_object()) {
     for (const auto& [k, v] : spec["params"].items()) {
       if (v.is_string())
@@ -231,6 +323,16 @@ json TestConnection(const ConnectionConfig& c) {
                                                                  start)
         .count();
   };
+  if (c.engine == Engine::kFile && c.s3) {
+    auto store = files::OpenS3Of(c);
+    if (!store.ok()) {
+      return {{"ok", false}, {"error", store.status().ToString()}, {"latencyMs", ms()}};
+    }
+    auto list = (*store)->List("", false);
+    if (!list.ok())
+      return {{"ok", false}, {"error", list.status().ToString()}, {"latencyMs", ms()}};
+    return {{"ok", true}, {"objects", list->size()}, {"latencyMs", ms()}};
+  }
   if (c.engine == Engine::kPostgres) {
     auto conn = pg::Connect(c);
     if (!conn.ok())
@@ -251,6 +353,15 @@ json TestConnection(const ConnectionConfig& c) {
 
 Result<json> Browse(const ConnectionConfig& c, const std::string& kind, const std::string& schema) {
   json out = json::array();
+  if (c.engine == Engine::kFile) {
+    // Files: one schema, "public"; its tables are the files and folders (sources/files).
+    if (kind == "databases" || kind == "schemas") return json::array({"public"});
+    if (kind == "views" || (!schema.empty() && schema != "public")) return out;
+    DBS_ASSIGN_OR_RETURN(auto source, Source::Open(c));
+    DBS_ASSIGN_OR_RETURN(auto tables, source->ListTables());
+    for (const TableRef& t : tables) out.push_back({{"schema", t.schema}, {"name", t.name}});
+    return out;
+  }
   if (c.engine == Engine::kPostgres) {
     DBS_ASSIGN_OR_RETURN(auto conn, pg::Connect(c));
     if (kind == "databases") {
@@ -337,6 +448,24 @@ Result<json> DescribeTable(const ConnectionConfig& c, const std::string& schema,
 Result<uint64_t> CountRows(const ConnectionConfig& c, const std::string& schema,
                            const std::string& table) {
   DBS_RETURN_IF_ERROR(CheckTable(c, schema, table));
+  if (c.engine == Engine::kFile) {
+    // Every row read (one column), streamed: files have no exact count but their manifest's.
+    DBS_ASSIGN_OR_RETURN(auto source, Source::Open(c));
+    DBS_ASSIGN_OR_RETURN(TableSchema t, source->Describe({schema, table}));
+    DBS_ASSIGN_OR_RETURN(auto snap, source->BeginSnapshot(1));
+    ReadSpec spec;
+    spec.table = t;
+    spec.columns = {t.columns.front().name};
+    DBS_ASSIGN_OR_RETURN(auto reader, snap->OpenReader(spec));
+    uint64_t n = 0;
+    for (bool more = true; more;) {
+      Bundle b;
+      b.columns.emplace_back(t.columns.front().type, t.columns.front().element_type);
+      DBS_ASSIGN_OR_RETURN(more, reader->Next(&b, 65536, 64u << 20));
+      n += b.rows();
+    }
+    return n;
+  }
   if (c.engine == Engine::kPostgres) {
     DBS_ASSIGN_OR_RETURN(auto conn, pg::Connect(c));
     DBS_ASSIGN_OR_RETURN(

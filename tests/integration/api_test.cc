@@ -20,6 +20,7 @@
 #include "api/connections.h"
 #include "bus/jetstream.h"
 #include "core/logging.h"
+#include "objstore/object_store.h"
 #include "postgres/pg_client.h"
 #include "service/nats_log_sink.h"
 #include "service/service_agent.h"
@@ -269,6 +270,96 @@ TEST_F(ApiTest, OpenApiMatchesRoutes) {
   auto served = Get("/api/v1/openapi.json");
   EXPECT_EQ(served.first, 200);
   EXPECT_EQ(served.second, doc);
+}
+
+// S3 connections: validated fields, the secret key stored as a secret and never returned, a
+// ping that lists the prefix, files as tables (described and counted), and streams from and to
+// the bucket started through the API.
+TEST_F(ApiTest, S3ConnectionsBrowseAndStreams) {
+  auto s3 = testing::S3Server::Start();
+  ASSERT_TRUE(s3.ok()) << s3.status().ToString();
+  ASSERT_TRUE((*s3)->CreateBucket("api-lake").ok());
+  S3Settings so;
+  so.endpoint = (*s3)->endpoint();
+  so.bucket = "api-lake";
+  so.access_key = (*s3)->access_key();
+  so.secret_key = (*s3)->secret_key();
+  auto store = OpenS3Store(so);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  {
+    auto w = (*store)->Create("in/people.csv");
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->Write("id,name\n1,Ann\n2,Bob\n3,Zoë\n").ok());
+    ASSERT_TRUE((*w)->Commit().ok());
+  }
+  json body = {{"name", "lake"},
+               {"engine", "s3"},
+               {"bucket", "API_lake"},
+               {"prefix", "in"},
+               {"endpoint", (*s3)->endpoint()},
+               {"user", (*s3)->access_key()},
+               {"password", (*s3)->secret_key()}};
+  auto bad = Post("/api/v1/connections", body);
+  EXPECT_EQ(bad.first, 400);
+  EXPECT_NE(bad.second.dump().find("bucket"), std::string::npos) << bad.second.dump();
+  body["bucket"] = "api-lake";
+  body["host"] = "h";
+  EXPECT_EQ(Post("/api/v1/connections", body).first, 400);
+  body.erase("host");
+  auto created = Post("/api/v1/connections", body);
+  ASSERT_EQ(created.first, 201) << created.second.dump();
+  const std::string id = created.second["id"];
+  auto got = Get("/api/v1/connections/" + id);
+  EXPECT_EQ(got.second["engine"], "s3");
+  EXPECT_EQ(got.second["bucket"], "api-lake");
+  EXPECT_EQ(got.second["prefix"], "in");
+  EXPECT_EQ(got.second["endpoint"], (*s3)->endpoint());
+  EXPECT_EQ(got.second["hasPassword"], true);
+  auto ping = Post("/api/v1/connections/" + id + "/ping", json::object());
+  EXPECT_EQ(ping.second["ok"], true) << ping.second.dump();
+  EXPECT_EQ(ping.second["objects"], 1);
+  auto tables = Get("/api/v1/connections/" + id + "/tables");
+  ASSERT_EQ(tables.second["items"].size(), 1u) << tables.second.dump();
+  EXPECT_EQ(tables.second["items"][0]["name"], "people");
+  auto meta = Get("/api/v1/connections/" + id + "/tables/public/people");
+  EXPECT_EQ(meta.first, 200) << meta.second.dump();
+  EXPECT_EQ(meta.second["columns"].size(), 2u);
+  auto count = Get("/api/v1/connections/" + id + "/tables/public/people/count");
+  EXPECT_EQ(count.second["rows"], 3) << count.second.dump();
+
+  // The bucket as a source, then as a target.
+  ASSERT_TRUE(env->pg->Exec("DROP DATABASE IF EXISTS api_s3 WITH (FORCE)").ok());
+  ASSERT_TRUE(env->pg->CreateDatabase("api_s3").ok());
+  const std::string pg = PgConnection("pg-s3", "api_s3");
+  auto run_stream = [&](const json& stream) {
+    auto st = Post("/api/v1/streams", stream);
+    EXPECT_EQ(st.first, 201) << st.second.dump();
+    auto run = Post("/api/v1/streams/" + st.second.value("id", "") + "/start", json::object());
+    EXPECT_EQ(run.first, 202) << run.second.dump();
+    int events = 0;
+    const std::string rid = run.second.value("id", "");
+    EXPECT_EQ(WatchProgress(rid, &events), "completed") << Get("/api/v1/runs/" + rid).second.dump();
+  };
+  run_stream(
+      {{"name", "s3-in"}, {"source", {{"connection", id}}}, {"target", {{"connection", pg}}}});
+  auto rows =
+      env->pg->Query("SELECT string_agg(name, ',' ORDER BY id) FROM public.people", "api_s3");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ((*rows)[0][0].value_or(""), "Ann,Bob,Zoë");
+  json out = body;
+  out["name"] = "lake-out";
+  out["prefix"] = "out";
+  out["params"] = {{"format", "parquet"}};
+  auto target = Post("/api/v1/connections", out);
+  ASSERT_EQ(target.first, 201) << target.second.dump();
+  run_stream({{"name", "s3-out"},
+              {"source", {{"connection", pg}}},
+              {"target", {{"connection", target.second["id"]}}},
+              {"tables", {"people"}}});
+  auto manifest = (*store)->Stat("out/people/_manifest.json");
+  EXPECT_TRUE(manifest.ok()) << manifest.status().ToString();
+  std::lock_guard<std::mutex> l(env->seen_mu);
+  EXPECT_EQ(env->seen.find((*s3)->secret_key()), std::string::npos) << "a response held the key";
 }
 
 TEST_F(ApiTest, StrictBodies) {
