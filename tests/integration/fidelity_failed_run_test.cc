@@ -18,6 +18,7 @@
 #include "core/subprocess.h"
 #include "run/local_run.h"
 #include "support/servers.h"
+#include "support/streams.h"
 #include "verify/checksum.h"
 
 namespace dbs {
@@ -35,32 +36,7 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-// A binary of this build, its output in `log`.
-class Proc {
- public:
-  Proc(const std::string& bin, std::vector<std::string> args, const std::string& log,
-       std::vector<std::string> env = {}) {
-    SpawnOptions o;
-    o.argv = {bin};
-    for (auto& a : args) o.argv.push_back(std::move(a));
-    o.env = std::move(env);
-    o.output_file = log;
-    auto c = ChildProcess::Spawn(o);
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
-    if (c.ok()) child_ = std::move(c).value();
-  }
-  int Wait(std::chrono::seconds timeout) {
-    if (!child_) return -1;
-    auto r = child_->Wait(timeout);
-    return r.ok() ? *r : -1;
-  }
-  void Kill() {
-    if (child_) child_->Kill();
-  }
-
- private:
-  std::unique_ptr<ChildProcess> child_;
-};
+using Proc = testing::BinaryProc;
 
 class FailedRunTest : public ::testing::Test {
  protected:

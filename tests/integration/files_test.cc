@@ -420,26 +420,7 @@ TEST_F(FilesTest, RedeliveryRestartAndDebrisLeaveExactFiles) {
   EXPECT_EQ(CountBack(root), std::make_pair(int64_t{100}, int64_t{100}));
 }
 
-class Proc {
- public:
-  Proc(const std::string& bin, std::vector<std::string> args, const std::string& log) {
-    SpawnOptions o;
-    o.argv = {bin};
-    for (auto& a : args) o.argv.push_back(std::move(a));
-    o.output_file = log;
-    auto c = ChildProcess::Spawn(o);
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
-    if (c.ok()) child_ = std::move(c).value();
-  }
-  int Wait(std::chrono::seconds timeout) {
-    auto r = child_->Wait(timeout);
-    return r.ok() ? *r : -1;
-  }
-  void Kill() { ::kill(child_->pid(), SIGKILL); }
-
- private:
-  std::unique_ptr<ChildProcess> child_;
-};
+using Proc = testing::BinaryProc;
 
 // Committed segments of the run(s) staged under a file target's root.
 int CountSegments(const fs::path& root) {

@@ -20,6 +20,7 @@
 #include "core/subprocess.h"
 #include "run/local_run.h"
 #include "support/servers.h"
+#include "support/streams.h"
 #include "verify/checksum.h"
 
 namespace dbs {
@@ -319,28 +320,7 @@ TEST_F(LoadTest, MillionRowTableSplitAcrossParallelReaders) {
   EXPECT_EQ((*sum)[0][0], "500000500000");
 }
 
-// Runs a binary of this build with arguments; returns its wait status.
-class Proc {
- public:
-  Proc(const std::string& bin, std::vector<std::string> args, const std::string& log) {
-    SpawnOptions o;
-    o.argv = {bin};
-    for (auto& a : args) o.argv.push_back(std::move(a));
-    o.output_file = log;
-    auto c = ChildProcess::Spawn(o);
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
-    if (c.ok()) child_ = std::move(c).value();
-  }
-  int Wait(std::chrono::seconds timeout) {
-    auto r = child_->Wait(timeout);
-    return r.ok() ? *r : -1;
-  }
-  void Kill() { ::kill(child_->pid(), SIGKILL); }
-  ChildProcess* child() { return child_.get(); }
-
- private:
-  std::unique_ptr<ChildProcess> child_;
-};
+using Proc = testing::BinaryProc;
 
 std::string WriteConfig(const std::filesystem::path& dir, const json& j) {
   std::string path = (dir / (j["name"].get<std::string>() + ".json")).string();

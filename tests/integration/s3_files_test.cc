@@ -8,6 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -316,6 +319,79 @@ TEST_F(S3FilesTest, OverlappingSegmentsAreWrittenOnce) {
   }
   ASSERT_EQ(ids.size(), 40u);
   for (int i = 0; i < 40; ++i) EXPECT_EQ(ids[i], i) << "row " << i;
+}
+
+std::string ReadLog(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A writer process SIGKILLed while it stages segments on S3, and a new one started: every row
+// once, exactly the part files of the manifest, nothing left in the staging.
+TEST_F(S3FilesTest, WriterKilledMidLoadLeavesNoDuplicateOrPartialFile) {
+  auto nats = testing::NatsServer::Start();
+  ASSERT_TRUE(nats.ok()) << nats.status().ToString();
+  const std::string src = NewPostgres("s3_kill_src");
+  ASSERT_TRUE(
+      pg_->Exec("CREATE TABLE t (id int PRIMARY KEY, v varchar(200)); "
+                "INSERT INTO t SELECT g, repeat('x', g % 200) FROM generate_series(1, 200000) g",
+                "s3_kill_src")
+          .ok());
+  json j = {{"name", "s3-kill"},
+            {"source", src},
+            {"target", S3("kill", "format=parquet&rowsPerFile=100000")},
+            {"dataBundleSize", 500}};
+  const std::string cfg = (dir_ / "s3-kill.json").string();
+  std::ofstream(cfg) << j.dump(2);
+  const std::string url = (*nats)->url();
+  const std::string logs = dir_.string();
+  auto store = Store("kill");
+  ASSERT_NE(store, nullptr);
+  auto segments = [&] {
+    auto l = store->List(".dbs/runs", true);
+    int n = 0;
+    if (l.ok()) {
+      for (const ObjectInfo& o : *l)
+        n += o.key.size() > 4 && o.key.substr(o.key.size() - 4) == ".ids";
+    }
+    return n;
+  };
+  testing::BinaryProc r(DBS_READER_BIN, {"--nats-url", url, cfg}, logs + "/r.log");
+  {
+    testing::BinaryProc w(DBS_WRITER_BIN, {"--nats-url", url, "--id", "victim", cfg},
+                          logs + "/victim.log");
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    int n = 0;
+    while (std::chrono::steady_clock::now() < deadline && (n = segments()) == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_GT(n, 0) << ReadLog(logs + "/victim.log");
+    w.Kill();
+    w.Wait(std::chrono::seconds(10));
+    EXPECT_FALSE(store->Stat("t/_manifest.json").ok()) << "killed before the end";
+  }
+  testing::BinaryProc again(DBS_WRITER_BIN, {"--nats-url", url, "--id", "again", cfg},
+                            logs + "/again.log");
+  EXPECT_EQ(again.Wait(std::chrono::seconds(300)), 0) << ReadLog(logs + "/again.log");
+  EXPECT_EQ(r.Wait(std::chrono::seconds(60)), 0) << ReadLog(logs + "/r.log");
+  std::string text;
+  ASSERT_TRUE(store->ReadRange("t/_manifest.json", 0, 1 << 20, &text).ok());
+  auto m = files::ManifestFromJson(json::parse(text));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->rows, 200000u);
+  EXPECT_EQ(m->files.size(), 2u);
+  auto objects = store->List("t", false);
+  ASSERT_TRUE(objects.ok());
+  std::vector<std::string> names;
+  for (const ObjectInfo& o : *objects) names.push_back(o.key);
+  EXPECT_EQ(names, (std::vector<std::string>{"t/_manifest.json", "t/part-00000.parquet",
+                                             "t/part-00001.parquet"}));
+  EXPECT_EQ(segments(), 0) << "the staging is removed";
+  auto v = VerifyStream(Config("s3-kill-check", src, S3("kill")));
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  for (const auto& t : *v) EXPECT_TRUE(t.match()) << t.Describe();
 }
 
 // Wrong credentials and a missing bucket: clear errors that name the bucket, never the secret.

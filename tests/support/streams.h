@@ -4,11 +4,17 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "config/stream_config.h"
+#include "core/subprocess.h"
 #include "run/local_run.h"
 #include "support/servers.h"
 #include "verify/checksum.h"
@@ -40,6 +46,37 @@ inline StreamConfig MakeStreamConfig(const std::string& name, const nlohmann::js
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   return c.ok() ? *c : StreamConfig{};
 }
+
+// A binary of this build (stream-reader, stream-writer, ...) with arguments, extra environment
+// entries, and its output in `log`. Killed with SIGKILL (Kill, no wait) or ended by its
+// ChildProcess's destructor.
+class BinaryProc {
+ public:
+  BinaryProc(const std::string& bin, std::vector<std::string> args, const std::string& log,
+             std::vector<std::string> env = {}) {
+    SpawnOptions o;
+    o.argv = {bin};
+    for (auto& a : args) o.argv.push_back(std::move(a));
+    o.env = std::move(env);
+    o.output_file = log;
+    auto c = ChildProcess::Spawn(o);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    if (c.ok()) child_ = std::move(c).value();
+  }
+  // The exit status, or -1 when it did not start or is still running after `timeout`.
+  int Wait(std::chrono::seconds timeout) {
+    if (!child_) return -1;
+    auto r = child_->Wait(timeout);
+    return r.ok() ? *r : -1;
+  }
+  void Kill() {
+    if (child_) ::kill(child_->pid(), SIGKILL);
+  }
+  ChildProcess* child() { return child_.get(); }
+
+ private:
+  std::unique_ptr<ChildProcess> child_;
+};
 
 // Runs `c` locally (embedded nats-server storing under data_dir) with `writers` writers.
 inline Result<RunSummary> RunStream(const StreamConfig& c, int writers,
