@@ -17,6 +17,7 @@
 #include "explorer/query_registry.h"
 #include "mcp/mcp_http.h"
 #include "mcp/mcp_tools.h"
+#include "sources/files/remote.h"
 #include "store/secrets_store.h"
 
 namespace dbs::api {
@@ -427,9 +428,28 @@ Result<json> FileRootsRoute(ExplorerState& st, ExplorerCall&) {
   return json{{"roots", st.file_roots}};
 }
 
+// The bucket of an S3 connection named by the body's connectionId.
+Result<std::unique_ptr<ObjectStore>> BucketOf(ExplorerState& st, const BodyReader& b) {
+  DBS_ASSIGN_OR_RETURN(std::string id, b.String("connectionId", true, 128));
+  auto conn = st.deps.connection(id);
+  if (!conn.ok()) return Status::NotFound("connection " + id + " does not exist");
+  if (conn->engine != Engine::kFile || !conn->s3) {
+    return Status::InvalidArgument("connectionId must name an s3 connection (or give root)");
+  }
+  return files::OpenS3Of(*conn);
+}
+
 Result<json> FileList(ExplorerState& st, ExplorerCall& c) {
-  BodyReader b(c.body, {"root", "path"});
+  BodyReader b(c.body, {"root", "path", "connectionId"});
   DBS_RETURN_IF_ERROR(b.status());
+  if (b.Has("connectionId")) {
+    if (b.Has("root")) return Status::InvalidArgument("give root or connectionId, not both");
+    DBS_ASSIGN_OR_RETURN(auto store, BucketOf(st, b));
+    DBS_ASSIGN_OR_RETURN(std::string path, b.String("path", false, 1024));
+    auto r = explorer::ListObjects(store.get(), b.Get("connectionId"), path, 10000);
+    if (!r.ok()) return Upstream(r.status());
+    return r;
+  }
   DBS_RETURN_IF_ERROR(NeedRoots(st));
   DBS_ASSIGN_OR_RETURN(std::string root, b.String("root", true, 4096));
   DBS_ASSIGN_OR_RETURN(std::string path, b.String("path", false, 4096));
@@ -437,14 +457,25 @@ Result<json> FileList(ExplorerState& st, ExplorerCall& c) {
 }
 
 Result<json> FileSampleRoute(ExplorerState& st, ExplorerCall& c) {
-  BodyReader b(c.body, {"root", "path", "rows", "timeoutMs"});
+  BodyReader b(c.body, {"root", "path", "rows", "timeoutMs", "connectionId"});
   DBS_RETURN_IF_ERROR(b.status());
-  DBS_RETURN_IF_ERROR(NeedRoots(st));
-  DBS_ASSIGN_OR_RETURN(std::string root, b.String("root", true, 4096));
   DBS_ASSIGN_OR_RETURN(std::string path, b.String("path", true, 4096));
   DBS_ASSIGN_OR_RETURN(int64_t rows, b.Int("rows", 100, 0, 1000));
   federated::FederatedOptions o;
   DBS_ASSIGN_OR_RETURN(o.timeout_ms, b.Int("timeoutMs", 60000, 1, 3600000));
+  if (b.Has("connectionId")) {
+    if (b.Has("root")) return Status::InvalidArgument("give root or connectionId, not both");
+    DBS_ASSIGN_OR_RETURN(auto store, BucketOf(st, b));
+    ScratchDir tmp(st.deps.temp_root, "files");
+    o.temp_dir = tmp.path();
+    auto r = explorer::ObjectSample(store.get(), path, rows, o);
+    if (!r.ok()) return Upstream(r.status());
+    json out = FederatedJson(*r);
+    out["file"] = path;
+    return out;
+  }
+  DBS_RETURN_IF_ERROR(NeedRoots(st));
+  DBS_ASSIGN_OR_RETURN(std::string root, b.String("root", true, 4096));
   DBS_ASSIGN_OR_RETURN(std::string file, explorer::ResolveFile(st.file_roots, root, path));
   ScratchDir tmp(st.deps.temp_root, "files");
   o.temp_dir = tmp.path();

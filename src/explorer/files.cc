@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 
 namespace dbs::explorer {
 
@@ -133,6 +134,61 @@ Result<federated::FederatedResult> FileSample(const std::vector<std::string>& ro
   o.allowed_directories = roots;
   o.max_rows = rows;
   return federated::Run({}, "SELECT * FROM " + reader + " LIMIT " + std::to_string(rows), o);
+}
+
+Result<json> ListObjects(ObjectStore* store, const std::string& connection_id,
+                         const std::string& relative, size_t max_entries) {
+  DBS_ASSIGN_OR_RETURN(std::string prefix, NormalizePrefix(relative));
+  DBS_ASSIGN_OR_RETURN(auto objects, store->List(prefix, false));
+  std::vector<json> entries;
+  bool truncated = false;
+  for (const ObjectInfo& o : objects) {
+    if (entries.size() >= max_entries) {
+      truncated = true;
+      break;
+    }
+    std::string key = o.key;
+    if (o.is_prefix) key.pop_back();
+    const std::string name = key.substr(key.rfind('/') + 1);
+    if (name.empty() || name[0] == '.') continue;  // bookkeeping (.dbs/)
+    json x = {{"name", name}, {"path", key}, {"kind", o.is_prefix ? "folder" : "file"}};
+    x["size"] = o.is_prefix ? json(nullptr) : json(static_cast<int64_t>(o.size));
+    x["modifiedMs"] = o.modified_ms == 0 ? json(nullptr) : json(o.modified_ms);
+    entries.push_back(std::move(x));
+  }
+  std::stable_sort(entries.begin(), entries.end(), [](const json& a, const json& b) {
+    return a["kind"] != b["kind"] && a["kind"] == "folder";
+  });
+  return json{{"connectionId", connection_id},
+              {"path", relative},
+              {"entries", entries},
+              {"truncated", truncated}};
+}
+
+Result<federated::FederatedResult> ObjectSample(ObjectStore* store, const std::string& key,
+                                                int64_t rows,
+                                                const federated::FederatedOptions& options) {
+  DBS_RETURN_IF_ERROR(ValidateKey(key));
+  DBS_RETURN_IF_ERROR(FileReader(key).status());  // a readable kind, before any download
+  if (options.temp_dir.empty()) return Status::Internal("no scratch folder for the copy");
+  const std::string dir = options.temp_dir + "/object";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status::IoError("cannot make " + dir + ": " + ec.message());
+  const std::string local = dir + "/" + key.substr(key.rfind('/') + 1);
+  {
+    DBS_ASSIGN_OR_RETURN(auto reader, store->Open(key));
+    std::ofstream out(local, std::ios::binary | std::ios::trunc);
+    if (!out) return Status::IoError("cannot write " + local);
+    std::string buf;
+    while (true) {
+      DBS_RETURN_IF_ERROR(reader->Read(&buf, 4u << 20));
+      if (buf.empty()) break;
+      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+    }
+    if (!out) return Status::IoError("cannot write " + local);
+  }
+  return FileSample({dir}, local, rows, options);
 }
 
 }  // namespace dbs::explorer

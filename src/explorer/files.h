@@ -1,6 +1,7 @@
-// Files in the explorer, local folders only (until the file and S3 connection kinds exist):
-// listing a folder, a file's schema and first rows, and SELECTs over files (read_csv,
-// read_json, read_parquet, globs) joined with connections, all through the embedded DuckDB.
+// Files in the explorer: local folders (configured roots) and S3 connections. Listing a folder
+// (a prefix of a bucket), a file's schema and first rows, and SELECTs over local files
+// (read_csv, read_json, read_parquet, globs) joined with connections, all through the embedded
+// DuckDB. An object's sample reads a local copy of it (sources/files/remote.h).
 //
 // Contract:
 //  - Only the configured roots are readable (FileRoots: DBS_FILE_ROOTS, a ':'-separated list of
@@ -20,6 +21,7 @@
 
 #include "core/result.h"
 #include "federated/federated.h"
+#include "objstore/object_store.h"
 
 namespace dbs::explorer {
 
@@ -42,5 +44,16 @@ Result<std::string> FileReader(const std::string& path);
 Result<federated::FederatedResult> FileSample(const std::vector<std::string>& roots,
                                               const std::string& path, int64_t rows,
                                               const federated::FederatedOptions& options);
+
+// One level of a bucket's folder `relative` (under the connection's prefix), shaped as
+// ListFolder's answer with {connectionId, path, entries, truncated} (S3 folders have no size or
+// time: null).
+Result<nlohmann::json> ListObjects(ObjectStore* store, const std::string& connection_id,
+                                   const std::string& relative, size_t max_entries);
+
+// As FileSample, for object `key` of the store: a copy under options.temp_dir is read.
+Result<federated::FederatedResult> ObjectSample(ObjectStore* store, const std::string& key,
+                                                int64_t rows,
+                                                const federated::FederatedOptions& options);
 
 }  // namespace dbs::explorer

@@ -327,6 +327,22 @@ TEST_F(ApiTest, S3ConnectionsBrowseAndStreams) {
   auto count = Get("/api/v1/connections/" + id + "/tables/public/people/count");
   EXPECT_EQ(count.second["rows"], 3) << count.second.dump();
 
+  // The explorer lists the bucket and samples an object.
+  auto listed = Post("/api/v1/explorer/files/list", {{"connectionId", id}});
+  ASSERT_EQ(listed.first, 200) << listed.second.dump();
+  ASSERT_EQ(listed.second["entries"].size(), 1u) << listed.second.dump();
+  EXPECT_EQ(listed.second["entries"][0]["name"], "people.csv");
+  EXPECT_EQ(listed.second["entries"][0]["kind"], "file");
+  auto sample =
+      Post("/api/v1/explorer/files/sample", {{"connectionId", id}, {"path", "people.csv"}});
+  ASSERT_EQ(sample.first, 200) << sample.second.dump();
+  EXPECT_EQ(sample.second["columns"].size(), 2u) << sample.second.dump();
+  EXPECT_EQ(sample.second["rows"].size(), 3u) << sample.second.dump();
+  EXPECT_EQ(
+      Post("/api/v1/explorer/files/sample", {{"connectionId", id}, {"path", "../x.csv"}}).first,
+      400);
+  EXPECT_EQ(Post("/api/v1/explorer/files/list", {{"connectionId", "c_nope"}}).first, 404);
+
   // The bucket as a source, then as a target.
   ASSERT_TRUE(env->pg->Exec("DROP DATABASE IF EXISTS api_s3 WITH (FORCE)").ok());
   ASSERT_TRUE(env->pg->CreateDatabase("api_s3").ok());
