@@ -18,76 +18,11 @@ for p in pgloader pgcopydb mydumper time procps; do
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null
 done
 
-work=$(mktemp -d /tmp/dbstreams-bench.XXXXXX)
-trap 'kill $TENV 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
-mkfifo "$work/hold"
-"$BIN/tests/dbstreams-testenv" --mariadb --postgres --env-file "$work/env" < "$work/hold" \
-  > "$work/testenv.log" 2>&1 &
-TENV=$!
-exec 9> "$work/hold"   # keeps testenv's stdin open until we exit
-for _ in $(seq 1 120); do [ -s "$work/env" ] && break; sleep 0.5; done
-set -a; . "$work/env"; set +a
-M=(mariadb -h 127.0.0.1 -P "$MYSQL_PORT" -u root "-p$MYSQL_PASSWORD" --default-character-set=utf8mb4)
-PGBASE="postgres://postgres:$PGPASSWORD@127.0.0.1:$PGPORT"
-
-echo "== generating $ROWS rows (16 columns) in MariaDB and PostgreSQL"
-"${M[@]}" -e "CREATE DATABASE bench CHARACTER SET utf8mb4"
-"${M[@]}" bench -e "
-CREATE TABLE t (
-  id BIGINT PRIMARY KEY, a INT NOT NULL, b INT, c SMALLINT, d DECIMAL(12,2), e DOUBLE, f DOUBLE,
-  g VARCHAR(32), h VARCHAR(80), i VARCHAR(64), j DATETIME(6), k DATE, l TINYINT(1),
-  m CHAR(36), n JSON, o VARCHAR(16));
-INSERT INTO t SELECT seq, seq % 1000003, seq % 97, seq % 1000, (seq % 100000) / 100.0,
-  seq / 7.0, (seq % 1000) / 3.0, CONCAT('alpha ', seq % 7), REPEAT(CONCAT('word', seq % 13, ' '), 6),
-  IF(seq % 10 = 0, NULL, CONCAT('user', seq % 100000, '@example.com')),
-  '2024-01-01' + INTERVAL seq SECOND, '2024-01-01' + INTERVAL (seq % 2000) DAY, seq % 2,
-  UUID(), CONCAT('{\"n\": ', seq % 1000, ', \"tag\": \"t', seq % 7, '\"}'), CONCAT('w', seq % 5)
-FROM seq_1_to_$ROWS;"
-psql -q "$PGBASE/postgres" -c "CREATE DATABASE bench"
-psql -q "$PGBASE/bench" -c "
-CREATE TABLE t (
-  id bigint PRIMARY KEY, a int NOT NULL, b int, c smallint, d numeric(12,2), e float8, f float8,
-  g varchar(32), h varchar(80), i varchar(64), j timestamptz, k date, l boolean,
-  m uuid, n jsonb, o varchar(16));
-INSERT INTO t SELECT g, g % 1000003, g % 97, g % 1000, (g % 100000) / 100.0, g / 7.0,
-  (g % 1000) / 3.0, 'alpha ' || g % 7, repeat('word' || g % 13 || ' ', 6),
-  CASE WHEN g % 10 = 0 THEN NULL ELSE 'user' || g % 100000 || '@example.com' END,
-  '2024-01-01'::timestamptz + g * interval '1 second', '2024-01-01'::date + g % 2000, g % 2 = 0,
-  gen_random_uuid(), ('{\"n\": ' || g % 1000 || ', \"tag\": \"t' || g % 7 || '\"}')::jsonb, 'w' || g % 5
-FROM generate_series(1, $ROWS) g;"
-psql -q "$PGBASE/bench" -c "VACUUM ANALYZE t"
-BYTES=$(psql -tA "$PGBASE/bench" -c "SELECT pg_table_size('t')")
+. bench/lib.sh
+start_servers --mariadb --postgres
+generate_tables
 
 results=()
-# settle: waits (at most two minutes) until the machine is idle, i.e. under 10 % CPU busy over
-# a second. The servers keep working after a load (InnoDB purge and page flushing after the
-# generated table, PostgreSQL's autovacuum after the previous method); that work must not land
-# in whichever method happens to come next.
-settle() {
-  local i a b busy
-  for i in $(seq 1 120); do
-    a=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat)
-    sleep 1
-    b=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat)
-    busy=$(echo "$a $b" | awk '{d=$4-$2; print (d > 0 ? int(100 * ($3 - $1) / d) : 0)}')
-    [ "$busy" -lt 10 ] && return 0
-  done
-  echo "   (the machine did not become idle; measuring anyway)"
-}
-# treepeak PID FILE: while PID lives, samples (every 0.1 s) the summed RSS in KB of PID and
-# all its descendants (for dbstreams: the command, its reader and writers and the embedded
-# nats-server) and keeps the peak in FILE. /usr/bin/time's figure is one process's peak.
-treepeak() {
-  local root=$1 out=$2 peak=0 cur
-  echo 0 > "$out"
-  while kill -0 "$root" 2>/dev/null; do
-    cur=$(ps -e -o pid=,ppid=,rss= | awk -v r="$root" '{p[$1] = $2; m[$1] = $3}
-      END {s = 0; for (k in p) {x = k; n = 0; while (x != r && (x in p) && n++ < 64) x = p[x];
-           if (x == r) s += m[k]}; print s}')
-    if [ "$cur" -gt "$peak" ]; then peak=$cur; echo "$peak" > "$out"; fi
-    sleep 0.1
-  done
-}
 # count ENGINE DB TABLE: rows in the target.
 count() {
   if [ "$1" = my ]; then "${M[@]}" -N -B "$2" -e "SELECT count(*) FROM $3" 2>/dev/null || echo 0
