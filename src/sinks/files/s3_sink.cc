@@ -161,7 +161,7 @@ class S3FileSink : public Sink {
   Result<Duck*> Db() {
     if (!duck_) {
       // One thread: the files a finish writes are the same bytes whichever writer writes them.
-      DBS_ASSIGN_OR_RETURN(duck_, Duck::Open(1, "512MB"));
+      DBS_ASSIGN_OR_RETURN(duck_, Duck::Open(1, "128MB"));
     }
     return duck_.get();
   }
