@@ -180,13 +180,10 @@ TEST_F(FederatedApi, RefusesWritesAndBadRequests) {
 }
 
 TEST_F(FederatedApi, AliasesDefaultByKind) {
-  json body = {{"sources",
-                {{{"connectionId", env->pg_id}},
-                 {{"connectionId", env->my_id}},
-                 {{"alias", "pg1"}, {"connectionId", env->my_id}}}},
-               {"sql",
-                "SELECT (SELECT count(*) FROM pg2.customers) + (SELECT count(*) FROM "
-                "my1.orders) + (SELECT count(*) FROM pg1.orders) AS n"}};
+  json body = {{"sources", {{{"connectionId", env->pg_id}}, {{"connectionId", env->my_id}},
+                            {{"alias", "pg1"}, {"connectionId", env->my_id}}}},
+               {"sql", "SELECT (SELECT count(*) FROM pg2.customers) + (SELECT count(*) FROM "
+                       "my1.orders) + (SELECT count(*) FROM pg1.orders) AS n"}};
   auto r = Post("/api/v1/explorer/federated", body);
   ASSERT_EQ(r.first, 200) << r.second.dump();
   EXPECT_EQ(r.second["aliases"], json::array({"pg2", "my1", "pg1"})) << "pg1 was taken";
