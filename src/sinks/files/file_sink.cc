@@ -73,14 +73,8 @@ class FileSink : public Sink {
 
   Result<size_t> Apply(const std::vector<BundleRef>& bundles) override {
     DBS_RETURN_IF_ERROR(CheckNotFailed());
-    std::map<std::string, std::vector<const BundleRef*>> by_table;
-    const std::vector<std::string> order = files::GroupByTable(bundles, &by_table);
-    size_t written = 0;
-    for (const std::string& name : order) {
-      DBS_ASSIGN_OR_RETURN(size_t n, ApplyTable(by_table[name]));
-      written += n;
-    }
-    return written;
+    return files::ApplyByTable(
+        bundles, [this](const std::vector<const BundleRef*>& refs) { return ApplyTable(refs); });
   }
 
   Status FinishStream(const std::vector<TableSchema>& tables) override {
@@ -122,19 +116,13 @@ class FileSink : public Sink {
     return std::vector<std::string>();
   }
 
-  Result<CdcCheckpoint> ReadCdcCheckpoint(int) override { return CdcUnsupported(); }
-  Result<size_t> ApplyChanges(const ChangeBatch&) override { return CdcUnsupported(); }
+  Result<CdcCheckpoint> ReadCdcCheckpoint(int) override { return files::FileCdcUnsupported(); }
+  Result<size_t> ApplyChanges(const ChangeBatch&) override { return files::FileCdcUnsupported(); }
   Status AddColumns(const TableSchema&, const std::vector<std::string>&) override {
-    return CdcUnsupported();
+    return files::FileCdcUnsupported();
   }
 
  private:
-  static Status CdcUnsupported() {
-    return Status(StatusCode::kUnsupported, Retry::kFail,
-                  "file targets take loads only (mode load); change data capture into files is "
-                  "not supported yet");
-  }
-
   std::string RunDir() const { return root_ + "/.dbs/runs/" + IdForFile(so_.stream); }
   std::string StageDir(const std::string& table) const { return RunDir() + "/" + table; }
   std::string LockPath(const std::string& name) const {

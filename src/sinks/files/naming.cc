@@ -120,15 +120,28 @@ Result<TargetTable> CheckFileTable(const TableSchema& t, const std::string& wher
   return out;
 }
 
-std::vector<std::string> GroupByTable(const std::vector<BundleRef>& bundles,
-                                      std::map<std::string, std::vector<const BundleRef*>>* out) {
+Result<size_t> ApplyByTable(
+    const std::vector<BundleRef>& bundles,
+    const std::function<Result<size_t>(const std::vector<const BundleRef*>&)>& apply) {
   std::vector<std::string> order;
+  std::map<std::string, std::vector<const BundleRef*>> by_table;
   for (const BundleRef& b : bundles) {
-    auto& v = (*out)[b.table->name];
+    auto& v = by_table[b.table->name];
     if (v.empty()) order.push_back(b.table->name);
     v.push_back(&b);
   }
-  return order;
+  size_t written = 0;
+  for (const std::string& name : order) {
+    DBS_ASSIGN_OR_RETURN(size_t n, apply(by_table[name]));
+    written += n;
+  }
+  return written;
+}
+
+Status FileCdcUnsupported() {
+  return Status(StatusCode::kUnsupported, Retry::kFail,
+                "file targets take loads only (mode load); change data capture into files is "
+                "not supported yet");
 }
 
 }  // namespace dbs::files

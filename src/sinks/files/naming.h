@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -38,8 +39,12 @@ TableDdlPlan PlanFileTable(const TableSchema& t, const std::string& where, bool 
 Result<TargetTable> CheckFileTable(const TableSchema& t, const std::string& where,
                                    const std::optional<Manifest>& existing, const FileOptions& fo,
                                    const SinkOptions& so);
-// A batch's bundles by table name, and the table names in the batch's order.
-std::vector<std::string> GroupByTable(const std::vector<BundleRef>& bundles,
-                                      std::map<std::string, std::vector<const BundleRef*>>* out);
+// Calls `apply` with each table's bundles of a batch (tables in the batch's order, bundles in
+// theirs) and returns the sum of what the calls return; stops at the first error.
+Result<size_t> ApplyByTable(
+    const std::vector<BundleRef>& bundles,
+    const std::function<Result<size_t>(const std::vector<const BundleRef*>&)>& apply);
+// What every CDC call of a file target returns (Unsupported, not retried).
+Status FileCdcUnsupported();
 
 }  // namespace dbs::files

@@ -67,14 +67,8 @@ class S3FileSink : public Sink {
 
   Result<size_t> Apply(const std::vector<BundleRef>& bundles) override {
     DBS_RETURN_IF_ERROR(CheckNotFailed());
-    std::map<std::string, std::vector<const BundleRef*>> by_table;
-    const std::vector<std::string> order = files::GroupByTable(bundles, &by_table);
-    size_t written = 0;
-    for (const std::string& name : order) {
-      DBS_ASSIGN_OR_RETURN(size_t n, ApplyTable(by_table[name]));
-      written += n;
-    }
-    return written;
+    return files::ApplyByTable(
+        bundles, [this](const std::vector<const BundleRef*>& refs) { return ApplyTable(refs); });
   }
 
   Status FinishStream(const std::vector<TableSchema>& tables) override {
@@ -112,19 +106,13 @@ class S3FileSink : public Sink {
     return std::vector<std::string>();
   }
 
-  Result<CdcCheckpoint> ReadCdcCheckpoint(int) override { return CdcUnsupported(); }
-  Result<size_t> ApplyChanges(const ChangeBatch&) override { return CdcUnsupported(); }
+  Result<CdcCheckpoint> ReadCdcCheckpoint(int) override { return files::FileCdcUnsupported(); }
+  Result<size_t> ApplyChanges(const ChangeBatch&) override { return files::FileCdcUnsupported(); }
   Status AddColumns(const TableSchema&, const std::vector<std::string>&) override {
-    return CdcUnsupported();
+    return files::FileCdcUnsupported();
   }
 
  private:
-  static Status CdcUnsupported() {
-    return Status(StatusCode::kUnsupported, Retry::kFail,
-                  "file targets take loads only (mode load); change data capture into files is "
-                  "not supported yet");
-  }
-
   std::string Where(const std::string& table) const {
     return store_->Describe() + " " + table + "/";
   }
@@ -284,23 +272,13 @@ class S3FileSink : public Sink {
 
   Status FinishTable(const TableSchema& t) {
     DBS_RETURN_IF_ERROR(files::CheckPathComponent(t.name, "table name"));
-    std::optional<Manifest> existing;
-    {
-      auto m = files::ReadManifestFrom(store_.get(), t.name);
-      if (m.ok()) {
-        if (m->stream == so_.stream) return Status::Ok();  // finished by this run already
-        existing = std::move(m).value();
-      } else if (m.status().code() != StatusCode::kNotFound) {
-        return m.status();
-      }
-    }
+    DBS_ASSIGN_OR_RETURN(std::optional<Manifest> existing, Existing(t.name));
+    if (existing && existing->stream == so_.stream) return Status::Ok();  // finished already
     const bool replace = so_.write_mode == WriteMode::kTruncateAndLoad ||
                          so_.schema_policy == SchemaPolicy::kDropAndRecreate;
-    std::set<std::string> listed;
     int64_t next = 0;
     if (existing) {
       for (const ManifestFile& f : existing->files) {
-        listed.insert(f.name);
         next = std::max(next, files::PartNumber(f.name) + 1);
       }
     }
@@ -325,7 +303,6 @@ class S3FileSink : public Sink {
       m.files = existing->files;
       m.rows = existing->rows;
     }
-    std::set<std::string> written;
     // Local copies of the segments the current part reads (the window moves forward).
     std::map<size_t, std::unique_ptr<files::LocalCopy>> copies;
     size_t seg_index = 0;
@@ -390,7 +367,6 @@ class S3FileSink : public Sink {
       std::error_code ec;
       std::filesystem::remove(tmp, ec);
       DBS_RETURN_IF_ERROR(up);
-      written.insert(name);
       m.rows += f.rows;
       m.files.push_back(std::move(f));
     }
