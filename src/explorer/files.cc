@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
+
+#include "sources/files/remote.h"
 
 namespace dbs::explorer {
 
@@ -171,24 +172,11 @@ Result<federated::FederatedResult> ObjectSample(ObjectStore* store, const std::s
   DBS_RETURN_IF_ERROR(ValidateKey(key));
   DBS_RETURN_IF_ERROR(FileReader(key).status());  // a readable kind, before any download
   if (options.temp_dir.empty()) return Status::Internal("no scratch folder for the copy");
-  const std::string dir = options.temp_dir + "/object";
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Status::IoError("cannot make " + dir + ": " + ec.message());
-  const std::string local = dir + "/" + key.substr(key.rfind('/') + 1);
-  {
-    DBS_ASSIGN_OR_RETURN(auto reader, store->Open(key));
-    std::ofstream out(local, std::ios::binary | std::ios::trunc);
-    if (!out) return Status::IoError("cannot write " + local);
-    std::string buf;
-    while (true) {
-      DBS_RETURN_IF_ERROR(reader->Read(&buf, 4u << 20));
-      if (buf.empty()) break;
-      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-    }
-    if (!out) return Status::IoError("cannot write " + local);
-  }
-  return FileSample({dir}, local, rows, options);
+  fs::create_directories(options.temp_dir, ec);
+  if (ec) return Status::IoError("cannot make " + options.temp_dir + ": " + ec.message());
+  DBS_ASSIGN_OR_RETURN(auto copy, files::LocalCopy::Fetch(store, key, options.temp_dir));
+  return FileSample({options.temp_dir}, copy->path(), rows, options);
 }
 
 }  // namespace dbs::explorer

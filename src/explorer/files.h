@@ -51,7 +51,8 @@ Result<federated::FederatedResult> FileSample(const std::vector<std::string>& ro
 Result<nlohmann::json> ListObjects(ObjectStore* store, const std::string& connection_id,
                                    const std::string& relative, size_t max_entries);
 
-// As FileSample, for object `key` of the store: a copy under options.temp_dir is read.
+// As FileSample, for object `key` of the store: a copy under options.temp_dir is read
+// (files::LocalCopy).
 Result<federated::FederatedResult> ObjectSample(ObjectStore* store, const std::string& key,
                                                 int64_t rows,
                                                 const federated::FederatedOptions& options);

@@ -323,8 +323,9 @@ class S3FileSink : public Sink {
         const Segment& s = segs[k];
         if (!copies.count(k)) {
           DBS_ASSIGN_OR_RETURN(
-              copies[k], files::LocalCopy::Fetch(
-                             store_.get(), StageDir(t.name) + "/" + s.name + ".parquet", *spill));
+              copies[k],
+              files::LocalCopy::Fetch(store_.get(), StageDir(t.name) + "/" + s.name + ".parquet",
+                                      spill->path()));
         }
         const std::string path = SqlString(copies[k]->path());
         list += (list.empty() ? "" : ", ") + path;

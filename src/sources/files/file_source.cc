@@ -49,8 +49,8 @@ struct Remote {
 Result<std::string> LocalPath(Remote* remote, const FileTable& t, size_t i,
                               std::unique_ptr<files::LocalCopy>* copy) {
   if (remote == nullptr) return t.files[i];
-  DBS_ASSIGN_OR_RETURN(*copy,
-                       files::LocalCopy::Fetch(remote->store.get(), t.keys[i], *remote->spill));
+  DBS_ASSIGN_OR_RETURN(
+      *copy, files::LocalCopy::Fetch(remote->store.get(), t.keys[i], remote->spill->path()));
   return (*copy)->path();
 }
 

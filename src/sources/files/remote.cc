@@ -93,11 +93,11 @@ SpillDir::~SpillDir() {
 }
 
 Result<std::unique_ptr<LocalCopy>> LocalCopy::Fetch(ObjectStore* store, const std::string& key,
-                                                    const SpillDir& dir) {
+                                                    const std::string& dir) {
   static std::atomic<uint64_t> counter{0};
   const size_t slash = key.rfind('/');
   const std::string base = slash == std::string::npos ? key : key.substr(slash + 1);
-  const std::string sub = dir.path() + "/" + std::to_string(counter.fetch_add(1));
+  const std::string sub = dir + "/" + std::to_string(counter.fetch_add(1));
   if (::mkdir(sub.c_str(), 0700) != 0) {
     return Status::IoError("cannot make " + sub + ": " + std::strerror(errno));
   }

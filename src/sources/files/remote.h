@@ -40,12 +40,13 @@ class SpillDir {
   std::string path_;
 };
 
-// A local copy of one object, removed when destroyed. Its file name ends like the key's
-// (".csv.gz"), so DuckDB recognizes the format and compression.
+// A local copy of one object, removed when destroyed. It is written in a fresh sub-folder of
+// the existing folder `dir` (a SpillDir's path, or a request's scratch folder), and its file
+// name ends like the key's (".csv.gz"), so DuckDB recognizes the format and compression.
 class LocalCopy {
  public:
   static Result<std::unique_ptr<LocalCopy>> Fetch(ObjectStore* store, const std::string& key,
-                                                  const SpillDir& dir);
+                                                  const std::string& dir);
   ~LocalCopy();
   LocalCopy(const LocalCopy&) = delete;
   LocalCopy& operator=(const LocalCopy&) = delete;
@@ -57,7 +58,7 @@ class LocalCopy {
 };
 
 // The `_manifest.json` of the table folder `dir` of a store (file_common.h): NotFound when
-// it has none, Corruption when it does not parse. `where` names the store in messages.
+// it has none, Corruption (naming the store and key) when it does not parse.
 Result<Manifest> ReadManifestFrom(ObjectStore* store, const std::string& dir);
 
 // Uploads the local file `path` as object `key` (atomic: visible complete at the end, see
