@@ -590,47 +590,44 @@ class FileSource : public Source {
   Status ScanS3() {
     auto remote = std::make_shared<Remote>();
     DBS_ASSIGN_OR_RETURN(remote->spill, files::SpillDir::Create("s3-source"));
-    ConnectionConfig root = config_;
-    std::string last;
-    const bool glob = root.database.find_first_of("*?[") != std::string::npos;
-    if (glob) {
-      const size_t slash = root.database.rfind('/');
-      last = slash == std::string::npos ? root.database : root.database.substr(slash + 1);
-      root.database = slash == std::string::npos ? "" : root.database.substr(0, slash);
-      if (root.database.find_first_of("*?[") != std::string::npos) {
+    remote_ = remote;
+    // Roots the store at `prefix` of the bucket.
+    auto open_at = [&](const std::string& prefix) -> Status {
+      ConnectionConfig root = config_;
+      root.database = prefix;
+      DBS_ASSIGN_OR_RETURN(remote->store, files::OpenS3Of(root));
+      remote->base = "s3://" + root.host + "/" + (prefix.empty() ? "" : prefix + "/");
+      return Status::Ok();
+    };
+    const std::string& prefix = config_.database;
+    const size_t slash = prefix.rfind('/');
+    const std::string parent = slash == std::string::npos ? "" : prefix.substr(0, slash);
+    const std::string last = slash == std::string::npos ? prefix : prefix.substr(slash + 1);
+    if (prefix.find_first_of("*?[") != std::string::npos) {
+      if (parent.find_first_of("*?[") != std::string::npos) {
         return Status::InvalidArgument("only the last part of an s3:// prefix may be a glob: " +
                                        path_);
       }
-    }
-    DBS_ASSIGN_OR_RETURN(remote->store, files::OpenS3Of(root));
-    remote->base = "s3://" + root.host + "/" + (root.database.empty() ? "" : root.database + "/");
-    remote_ = remote;
-    std::vector<ObjectInfo> entries;
-    if (!glob) {
-      DBS_ASSIGN_OR_RETURN(entries, remote->store->List("", false));
-      if (entries.empty() && !root.database.empty()) {
-        // Not a folder: maybe one object.
-        const size_t slash = root.database.rfind('/');
-        last = slash == std::string::npos ? root.database : root.database.substr(slash + 1);
-        root.database = slash == std::string::npos ? "" : root.database.substr(0, slash);
-        DBS_ASSIGN_OR_RETURN(remote->store, files::OpenS3Of(root));
-        remote->base =
-            "s3://" + root.host + "/" + (root.database.empty() ? "" : root.database + "/");
-        auto st = remote->store->Stat(last);
-        if (!st.ok() && st.status().code() == StatusCode::kNotFound) {
-          return Status(StatusCode::kNotFound, Retry::kFail,
-                        "the file source " + path_ + " has no objects");
-        }
-        if (!st.ok()) return st.status();
-        return AddKey(last);
-      }
-    } else {
+      DBS_RETURN_IF_ERROR(open_at(parent));
       DBS_ASSIGN_OR_RETURN(auto all, remote->store->List("", false));
       for (const ObjectInfo& o : all) {
-        if (!o.is_prefix && fnmatch(last.c_str(), o.key.c_str(), 0) == 0) entries.push_back(o);
+        if (!o.is_prefix && fnmatch(last.c_str(), o.key.c_str(), 0) == 0) {
+          DBS_RETURN_IF_ERROR(AddKey(o.key));
+        }
       }
-      for (const ObjectInfo& o : entries) DBS_RETURN_IF_ERROR(AddKey(o.key));
       return Status::Ok();
+    }
+    DBS_RETURN_IF_ERROR(open_at(prefix));
+    DBS_ASSIGN_OR_RETURN(auto entries, remote->store->List("", false));
+    if (entries.empty() && !prefix.empty()) {  // not a folder: maybe one object
+      DBS_RETURN_IF_ERROR(open_at(parent));
+      auto st = remote->store->Stat(last);
+      if (!st.ok() && st.status().code() == StatusCode::kNotFound) {
+        return Status(StatusCode::kNotFound, Retry::kFail,
+                      "the file source " + path_ + " has no objects");
+      }
+      if (!st.ok()) return st.status();
+      return AddKey(last);
     }
     for (const ObjectInfo& o : entries) {
       const std::string name = o.is_prefix ? o.key.substr(0, o.key.size() - 1) : o.key;
