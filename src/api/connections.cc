@@ -14,11 +14,13 @@ using nlohmann::json;
 
 namespace {
 
-std::string PctEncode(const std::string& s) {
+// Percent-encodes everything but unreserved characters (and '/' with keep_slash).
+std::string PctEncode(const std::string& s, bool keep_slash = false) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ||
+        (keep_slash && c == '/')) {
       out += static_cast<char>(c);
     } else {
       out += '%';
@@ -142,12 +144,7 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
         return Field("endpoint", "must be an http:// or https:// URL");
       }
     }
-    std::string url = "s3://" + bucket + "/" + PctEncode(body.value("prefix", ""));
-    // The prefix keeps its '/' separators.
-    for (size_t at = url.find("%2F"); at != std::string::npos; at = url.find("%2F", at)) {
-      url.replace(at, 3, "/");
-    }
-    cj["url"] = url;
+    cj["url"] = "s3://" + bucket + "/" + PctEncode(body.value("prefix", ""), /*keep_slash=*/true);
     for (const char* k : {"endpoint", "region", "addressing"}) {
       if (body.contains(k)) cj[k] = body[k];
     }
@@ -234,10 +231,10 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
         params.erase(k);
       }
     }
-    if (!spec.contains("region")) spec["region"] = "us-east-1";
+    if (!spec.contains("region")) spec["region"] = files::kDefaultS3Region;
     if (!spec.contains("addressing")) spec["addressing"] = "path";
     if (!spec.contains("endpoint")) {
-      spec["endpoint"] = "https://s3." + spec["region"].get<std::string>() + ".amazonaws.com";
+      spec["endpoint"] = files::DefaultS3Endpoint(spec["region"].get<std::string>());
     }
     cfg->params = params.get<std::map<std::string, std::string>>();
   } else {
@@ -267,7 +264,8 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
 
 json ConnectionJson(const json& spec, const std::string* password) {
   const bool s3 = spec.value("engine", "") == "s3";
-  std::string url = s3 ? "s3://" + spec.value("bucket", "") + "/" + spec.value("prefix", "")
+  std::string url = s3 ? "s3://" + spec.value("bucket", "") + "/" +
+                             PctEncode(spec.value("prefix", ""), /*keep_slash=*/true)
                        : spec.value("engine", "postgres") + "://" +
                              spec.value("host", "127.0.0.1") + ":" +
                              std::to_string(spec.value("port", 0)) + "/";

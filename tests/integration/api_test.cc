@@ -318,6 +318,18 @@ TEST_F(ApiTest, S3ConnectionsBrowseAndStreams) {
   auto ping = Post("/api/v1/connections/" + id + "/ping", json::object());
   EXPECT_EQ(ping.second["ok"], true) << ping.second.dump();
   EXPECT_EQ(ping.second["objects"], 1);
+  // A prefix with characters that URLs escape survives saving and reading back.
+  json odd = body;
+  odd["name"] = "lake-odd";
+  odd["prefix"] = "a b/100%?#x";
+  auto odd_created = Post("/api/v1/connections", odd);
+  ASSERT_EQ(odd_created.first, 201) << odd_created.second.dump();
+  EXPECT_EQ(odd_created.second["prefix"], "a b/100%?#x");
+  auto odd_ping =
+      Post("/api/v1/connections/" + odd_created.second["id"].get<std::string>() + "/ping",
+           json::object());
+  EXPECT_EQ(odd_ping.second["ok"], true) << odd_ping.second.dump();
+  EXPECT_EQ(odd_ping.second["objects"], 0);
   auto tables = Get("/api/v1/connections/" + id + "/tables");
   ASSERT_EQ(tables.second["items"].size(), 1u) << tables.second.dump();
   EXPECT_EQ(tables.second["items"][0]["name"], "people");

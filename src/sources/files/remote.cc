@@ -56,11 +56,15 @@ std::string Param(const ConnectionConfig& c, const std::string& k, const std::st
 
 }  // namespace
 
+std::string DefaultS3Endpoint(const std::string& region) {
+  return "https://s3." + region + ".amazonaws.com";
+}
+
 Result<std::unique_ptr<ObjectStore>> OpenS3Of(const ConnectionConfig& c) {
   if (c.engine != Engine::kFile || !c.s3) return Status::InvalidArgument("not an s3:// connection");
   S3Settings s;
-  s.region = Param(c, "region", "us-east-1");
-  s.endpoint = Param(c, "endpoint", "https://s3." + s.region + ".amazonaws.com");
+  s.region = Param(c, "region", kDefaultS3Region);
+  s.endpoint = Param(c, "endpoint", DefaultS3Endpoint(s.region));
   s.bucket = c.host;
   s.prefix = c.database;
   s.path_style = Param(c, "addressing", "path") == "path";

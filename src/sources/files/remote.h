@@ -24,6 +24,9 @@ namespace dbs::files {
 // and TLS (ssl.ca a path or inline PEM; ssl.mode "require" encrypts without checking the
 // certificate, as libpq's). InvalidArgument for a connection that is not s3://.
 Result<std::unique_ptr<ObjectStore>> OpenS3Of(const ConnectionConfig& c);
+// The defaults OpenS3Of applies (the API shows them in a saved connection).
+inline constexpr char kDefaultS3Region[] = "us-east-1";
+std::string DefaultS3Endpoint(const std::string& region);
 
 // A private folder (0700, under $TMPDIR) for local copies, removed with everything in it when
 // destroyed.
