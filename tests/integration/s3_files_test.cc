@@ -259,9 +259,7 @@ TEST_F(S3FilesTest, OverlappingSegmentsAreWrittenOnce) {
       bundles[k].columns[1].AppendBytes("v" + std::to_string(10 * k + i));
     }
   }
-  auto ref = [&](int k) {
-    return BundleRef{"t." + std::to_string(0) + "." + std::to_string(k), &t, &bundles[k]};
-  };
+  auto ref = [&](int k) { return BundleRef{"t.0." + std::to_string(k), &t, &bundles[k]}; };
   auto target = ParseConnection(S3("dedup", "format=parquet"), "target");
   ASSERT_TRUE(target.ok()) << target.status().ToString();
   SinkOptions so;

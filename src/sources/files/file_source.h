@@ -1,7 +1,8 @@
 // File sources: CSV, JSONL and Parquet files read through the embedded DuckDB.
 //
-// The connection's path (file:///data/in) is a folder, one file, or a glob in its last part
-// (file:///data/in/*.csv). A table is one file (named by its name up to the first '.') or one
+// The connection's path (file:///data/in) or bucket prefix (s3://bucket/in, read through
+// local copies of one object at a time: sources/files/remote.h) is a folder, one file, or a
+// glob in its last part (file:///data/in/*.csv). A table is one file (named by its name up to the first '.') or one
 // sub-folder of data files (named by the folder); a folder with a `_manifest.json` (a file
 // target's output) is read exactly as the manifest lists it, with its column types.
 //
