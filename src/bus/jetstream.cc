@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstring>
 #include <mutex>
+#include <shared_mutex>
 
 namespace dbs::bus {
 
@@ -39,6 +40,13 @@ struct AsyncPublishErrors {
 }  // namespace internal
 
 namespace {
+
+// Orders stream creation and deletion (exclusive) against requests that read a stream's store
+// (shared): see NatsConnection::EnsureStream.
+std::shared_mutex& StreamAdminMutex() {
+  static std::shared_mutex mu;
+  return mu;
+}
 
 Status FromNats(natsStatus s, std::string_view what, jsErrCode jerr = static_cast<jsErrCode>(0)) {
   if (s == NATS_OK) return Status::Ok();
@@ -262,6 +270,7 @@ Status NatsConnection::JetStreamReady() {
 }
 
 Status NatsConnection::EnsureStream(const StreamSpec& spec) {
+  std::unique_lock<std::shared_mutex> admin(StreamAdminMutex());
   jsStreamConfig cfg;
   jsStreamConfig_Init(&cfg);
   std::vector<const char*> subjects;
@@ -287,6 +296,7 @@ Status NatsConnection::EnsureStream(const StreamSpec& spec) {
 }
 
 Status NatsConnection::DeleteStream(const std::string& name) {
+  std::unique_lock<std::shared_mutex> admin(StreamAdminMutex());
   jsErrCode jerr = static_cast<jsErrCode>(0);
   return FromNats(js_DeleteStream(js_, name.c_str(), nullptr, &jerr),
                   "deleting JetStream stream " + name, jerr);
@@ -304,6 +314,7 @@ Result<NatsConnection::StorageUsage> NatsConnection::Storage() {
 
 Status NatsConnection::PurgeSubjectBelow(const std::string& stream, const std::string& subject,
                                          uint64_t below_seq) {
+  std::shared_lock<std::shared_mutex> admin(StreamAdminMutex());
   jsOptions o;
   jsOptions_Init(&o);
   o.Stream.Purge.Subject = subject.c_str();
@@ -368,6 +379,7 @@ Status NatsConnection::WaitPublished(std::chrono::milliseconds timeout) {
 
 Result<std::string> NatsConnection::GetLastMessage(const std::string& stream,
                                                    const std::string& subject) {
+  std::shared_lock<std::shared_mutex> admin(StreamAdminMutex());
   natsMsg* msg = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   natsStatus s = js_GetLastMsg(&msg, js_, stream.c_str(), subject.c_str(), nullptr, &jerr);
@@ -383,6 +395,7 @@ Result<std::string> NatsConnection::GetLastMessage(const std::string& stream,
 
 Result<NatsConnection::ConsumerState> NatsConnection::GetConsumerState(const std::string& stream,
                                                                        const std::string& durable) {
+  std::shared_lock<std::shared_mutex> admin(StreamAdminMutex());
   jsConsumerInfo* ci = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   natsStatus s = js_GetConsumerInfo(&ci, js_, stream.c_str(), durable.c_str(), nullptr, &jerr);
@@ -449,7 +462,11 @@ Result<std::unique_ptr<PullConsumer>> PullConsumer::Create(NatsConnection* conn,
   if (!spec.filter_subject.empty()) cc.FilterSubject = spec.filter_subject.c_str();
   jsConsumerInfo* ci = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
-  natsStatus s = js_AddConsumer(&ci, conn->js(), spec.stream.c_str(), &cc, nullptr, &jerr);
+  natsStatus s;
+  {
+    std::shared_lock<std::shared_mutex> admin(StreamAdminMutex());
+    s = js_AddConsumer(&ci, conn->js(), spec.stream.c_str(), &cc, nullptr, &jerr);
+  }
   if (ci != nullptr) jsConsumerInfo_Destroy(ci);
   if (s != NATS_OK && jerr != JSConsumerNameExistErr && jerr != JSConsumerExistingActiveErr) {
     return FromNats(s, "creating durable consumer " + spec.durable + " on " + spec.stream, jerr);

@@ -115,6 +115,13 @@ class NatsConnection {
   Status JetStreamReady();
 
   // Creates the stream, or updates it when it exists with other settings.
+  //
+  // nats-server 2.9 (Debian 12's) registers a stream before its store exists and clears the
+  // store while deleting it: a message get, consumer or purge request for that stream in the
+  // window dereferences a nil store and the server panics (jsMsgGetRequest). So, within this
+  // process, stream creation and deletion exclude every request that reads a stream's store
+  // (one process-wide lock). Processes on other hosts are not ordered by it; later nats-server
+  // releases register streams last and need none of this.
   Status EnsureStream(const StreamSpec& spec);
   Status DeleteStream(const std::string& name);
   // JetStream storage of this account: bytes on disk (file storage) and in memory, streams.
