@@ -169,6 +169,17 @@ int RunCommand(int argc, const char* const* argv, const std::string& default_dat
   // The same report a plan prints: what became of each table and schema object.
   const std::string report = FormatPlan(summary->report, /*ddl=*/false);
   if (!report.empty()) std::fprintf(stdout, "%s", report.c_str());
+  // malformedRows skip: what the file source left out (each row is in the log too).
+  for (size_t i = 0; i < summary->skipped.size() && i < summary->tables.size(); ++i) {
+    const SkipReport& r = summary->skipped[i];
+    if (r.count == 0) continue;
+    std::fprintf(stdout, "%s: %llu malformed row(s) skipped\n", summary->tables[i].name.c_str(),
+                 static_cast<unsigned long long>(r.count));
+    for (size_t k = 0; k < r.first.size() && k < 10; ++k) {
+      std::fprintf(stdout, "  %s, line %llu: %s\n", r.first[k].file.c_str(),
+                   static_cast<unsigned long long>(r.first[k].line), r.first[k].reason.c_str());
+    }
+  }
   PrintVerdicts(summary->verdicts);
   std::string bad = summary->Mismatches();
   if (!bad.empty()) {

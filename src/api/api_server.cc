@@ -707,25 +707,46 @@ struct ApiServer::Impl {
                                      std::to_string(kMaxStreamConfigBytes) + " bytes as JSON");
     }
     json resolved = body;
-    for (const char* side : {"source", "target"}) {
-      if (!body.contains(side)) return Status::InvalidArgument(std::string(side) + " is required");
-      const json& s = body[side];
+    // {"connection": id} as the stream-config form of the saved connection.
+    auto resolve = [&](const json& s, const std::string& at) -> Result<json> {
       if (!s.is_object() || s.size() != 1 || !s.contains("connection") ||
           !s["connection"].is_string()) {
-        return Status::InvalidArgument(std::string(side) +
-                                       " must be {\"connection\": \"<connection id>\"}");
+        return Status::InvalidArgument(at + " must be {\"connection\": \"<connection id>\"}");
       }
       auto rec = config->GetConnection(s["connection"].get<std::string>());
-      if (!rec.ok()) {
-        return Status::InvalidArgument(std::string(side) +
-                                       ".connection: " + rec.status().message());
-      }
+      if (!rec.ok()) return Status::InvalidArgument(at + ".connection: " + rec.status().message());
       std::string pw;
       if (with_secrets) {
         DBS_ASSIGN_OR_RETURN(pw, Password(*rec));
       }
       DBS_ASSIGN_OR_RETURN(json spec, SpecForUse(*rec, with_secrets));
-      resolved[side] = ConnectionJson(spec, with_secrets ? &pw : nullptr);
+      return ConnectionJson(spec, with_secrets ? &pw : nullptr);
+    };
+    for (const char* side : {"source", "target"}) {
+      if (!body.contains(side)) return Status::InvalidArgument(std::string(side) + " is required");
+      const json& s = body[side];
+      if (std::string(side) == "source" && s.is_object() && s.contains("federated")) {
+        // A federated SELECT's sources: {"federated": [{"alias", "connection"}, ...]}.
+        const json& list = s["federated"];
+        if (s.size() != 1 || !list.is_array() || list.empty()) {
+          return Status::InvalidArgument(
+              "source.federated must be a non-empty array of {\"alias\", \"connection\"}");
+        }
+        json members = json::array();
+        for (size_t i = 0; i < list.size(); ++i) {
+          const std::string at = "source.federated[" + std::to_string(i) + "]";
+          const json& m = list[i];
+          if (!m.is_object() || m.size() != 2 || !m.contains("alias") || !m["alias"].is_string()) {
+            return Status::InvalidArgument(at + " must be {\"alias\", \"connection\"}");
+          }
+          DBS_ASSIGN_OR_RETURN(json conn, resolve(json{{"connection", m["connection"]}}, at));
+          conn["alias"] = m["alias"];
+          members.push_back(std::move(conn));
+        }
+        resolved[side] = json{{"federated", members}};
+        continue;
+      }
+      DBS_ASSIGN_OR_RETURN(resolved[side], resolve(s, side));
     }
     auto parsed = ParseStreamConfig(resolved);
     if (!parsed.ok()) return parsed.status();
@@ -947,11 +968,34 @@ void ApiServer::Impl::RegisterRoutes() {
   RegisterSystemRoutes(v1);
   RegisterApiKeyRoutes(v1);
   RegisterCompatibilityAliases(v1);
+  const FederatedRouteDeps federated_deps{[this](const std::string& id) { return Connection(id); },
+                                          "", "1GB"};
   RegisterFederatedRoutes(
-      v1, [this](const std::string& m, const std::string& p, FederatedHandler h) {
+      v1,
+      [this](const std::string& m, const std::string& p, FederatedHandler h) {
         Add(m, p, [h](Ctx& c) { return h(c.body); });
       },
-      {[this](const std::string& id) { return Connection(id); }, "", "1GB"});
+      federated_deps);
+  // "Save as stream": the federated SELECT becomes the source of a new stream.
+  Add(
+      "POST", v1 + "/explorer/federated/stream",
+      [this, federated_deps](Ctx& c) -> Result<json> {
+        json columns;
+        DBS_ASSIGN_OR_RETURN(json body, SavedStreamBody(c.body, federated_deps, &columns));
+        DBS_RETURN_IF_ERROR(ResolveStream(body, false).status());
+        store::StreamRecord r;
+        r.id = store::NewId("s_");
+        r.name = body["name"].get<std::string>();
+        r.config = body;
+        r.created_at = r.updated_at = store::NowSeconds();
+        DBS_RETURN_IF_ERROR(config->PutStream(r, true));
+        Log(LogLevel::kInfo, "api", "stream created from a federated query",
+            {F("id", r.id), F("stream", r.name)});
+        json out = StreamOut(r);
+        out["columns"] = columns;
+        return out;
+      },
+      201);
   RegisterExplorerRoutes(
       v1,
       [this](const std::string& m, const std::string& p, ExplorerHandler h, int ok) {

@@ -1,8 +1,11 @@
 #include "api/connections.h"
 
 #include <chrono>
+#include <filesystem>
 #include <set>
 
+#include "core/config.h"
+#include "explorer/files.h"
 #include "mysql/mysql_client.h"
 #include "postgres/pg_client.h"
 #include "sources/files/remote.h"
@@ -65,10 +68,45 @@ size_t MaxLength(const std::string& k) {
 
 }  // namespace
 
+Result<std::string> FolderInFileRoots(const std::string& path) {
+  const std::vector<std::string> roots =
+      explorer::FileRoots(SystemEnv("DBS_FILE_ROOTS").value_or(""));
+  if (roots.empty()) {
+    return Field("path",
+                 "no file roots are configured: start the server with "
+                 "DBS_FILE_ROOTS=/folder[:/other] to allow file connections inside them");
+  }
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  if (path.empty() || !p.is_absolute()) return Field("path", "must be an absolute folder path");
+  for (const auto& part : p) {
+    if (part == "..") return Field("path", "must not contain '..'");
+  }
+  // The deepest folder that exists, with its links resolved, then the parts still to create.
+  fs::path existing = p, rest;
+  std::error_code ec;
+  while (!fs::exists(existing, ec) && existing.has_relative_path()) {
+    rest = existing.filename() / rest;
+    existing = existing.parent_path();
+  }
+  const fs::path real = fs::canonical(existing, ec);
+  if (ec) return Field("path", "cannot be resolved: " + ec.message());
+  if (fs::exists(p, ec) && !fs::is_directory(p, ec)) return Field("path", "is not a folder");
+  const std::string full = (rest.empty() ? real : real / rest).lexically_normal().string();
+  for (const std::string& root : roots) {
+    if (full == root || full.rfind(root + "/", 0) == 0) {
+      return full.size() > 1 && full.back() == '/' ? full.substr(0, full.size() - 1) : full;
+    }
+  }
+  std::string list;
+  for (const std::string& r : roots) list += (list.empty() ? "" : ", ") + r;
+  return Field("path", "must be inside a configured file root (" + list + ")");
+}
+
 Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name) {
   static const std::set<std::string> known = {
-      "name", "url",    "engine", "host",   "port",     "user",   "password",  "database",
-      "ssl",  "params", "bucket", "prefix", "endpoint", "region", "addressing"};
+      "name", "url",    "engine", "host",   "port",     "user",   "password",   "database",
+      "ssl",  "params", "bucket", "prefix", "endpoint", "region", "addressing", "path"};
   static const std::set<std::string> s3_only = {"bucket", "prefix", "endpoint", "region",
                                                 "addressing"};
   if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
@@ -77,7 +115,7 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
       return Field(Clip(k),
                    "is not a known field (name, url, engine, host, port, user, password, "
                    "database, ssl, params; for engine s3 bucket, prefix, endpoint, region, "
-                   "addressing)");
+                   "addressing; for engine file path)");
     }
     if (k == "port") {
       if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 65535) {
@@ -113,15 +151,25 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
   }
   json cj = json::object();
   const bool s3_body = body.value("engine", "") == "s3";
+  const bool file_body = body.value("engine", "") == "file";
   for (const auto& [k, v] : body.items()) {
     if (s3_only.count(k) && !s3_body) {
       return Field(k, "is a field of engine s3 connections only");
     }
+    if (k == "path" && !file_body) return Field(k, "is a field of engine file connections only");
     if (s3_body && (k == "host" || k == "port" || k == "database")) {
       return Field(k, "is not a field of engine s3 connections (bucket, prefix, endpoint)");
     }
+    if (file_body && (k == "url" || k == "host" || k == "port" || k == "database" || k == "user" ||
+                      k == "password" || k == "ssl")) {
+      return Field(k, "is not a field of engine file connections (path, params)");
+    }
   }
-  if (s3_body) {
+  if (file_body) {
+    if (!body.contains("path")) return Field("path", "is required for engine file");
+    DBS_ASSIGN_OR_RETURN(std::string folder, FolderInFileRoots(body["path"].get<std::string>()));
+    cj["url"] = "file://" + PctEncode(folder, /*keep_slash=*/true);
+  } else if (s3_body) {
     if (body.contains("url")) return Field("url", "cannot be given with engine s3");
     if (!body.contains("bucket")) return Field("bucket", "is required for engine s3");
     const std::string bucket = body["bucket"].get<std::string>();
@@ -207,9 +255,10 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
   // holder write anywhere the server may. They are for stream files (dbstreams run) until the
   // API confines them to configured roots.
   if (cfg->engine == Engine::kFile && !cfg->s3) {
-    return Field("url",
-                 "file:// connections are not available through the API yet; use them in a "
-                 "stream file with dbstreams run");
+    if (!file_body) {
+      return Field("url", "a folder is given as {\"engine\": \"file\", \"path\": ...}");
+    }
+    DBS_RETURN_IF_ERROR(files::FileOptionsOf(*cfg).status());
   }
   if (cfg->s3) {
     if (!cfg->session_token.empty()) {
@@ -237,6 +286,8 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
       spec["endpoint"] = files::DefaultS3Endpoint(spec["region"].get<std::string>());
     }
     cfg->params = params.get<std::map<std::string, std::string>>();
+  } else if (cfg->engine == Engine::kFile) {
+    spec = {{"engine", "file"}, {"path", cfg->database}};
   } else {
     spec = {{"engine", std::string(EngineName(cfg->engine))},
             {"host", cfg->host},
@@ -264,11 +315,13 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
 
 json ConnectionJson(const json& spec, const std::string* password) {
   const bool s3 = spec.value("engine", "") == "s3";
+  const bool file = spec.value("engine", "") == "file";
   std::string url = s3 ? "s3://" + spec.value("bucket", "") + "/" +
                              PctEncode(spec.value("prefix", ""), /*keep_slash=*/true)
-                       : spec.value("engine", "postgres") + "://" +
-                             spec.value("host", "127.0.0.1") + ":" +
-                             std::to_string(spec.value("port", 0)) + "/";
+                    : file ? "file://" + PctEncode(spec.value("path", ""), /*keep_slash=*/true)
+                           : spec.value("engine", "postgres") + "://" +
+                                 spec.value("host", "127.0.0.1") + ":" +
+                                 std::to_string(spec.value("port", 0)) + "/";
   std::string q;
   if (s3) {
     for (const char* k : {"endpoint", "region", "addressing"}) {
@@ -293,6 +346,10 @@ json ConnectionJson(const json& spec, const std::string* password) {
 }
 
 Result<ConnectionConfig> ConnectionFromSpec(const json& spec, const std::string& password) {
+  if (spec.value("engine", "") == "file") {
+    // The roots may have changed since the connection was saved.
+    DBS_RETURN_IF_ERROR(FolderInFileRoots(spec.value("path", "")).status());
+  }
   return ParseConnection(ConnectionJson(spec, &password), "connection");
 }
 
@@ -321,6 +378,21 @@ json TestConnection(const ConnectionConfig& c) {
                                                                  start)
         .count();
   };
+  if (c.engine == Engine::kFile && !c.s3) {
+    std::error_code ec;
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(c.database, ec)) {
+      const std::string name = e.path().filename().string();
+      if (!name.empty() && name[0] != '.') ++n;  // .dbs: the targets' bookkeeping
+    }
+    if (ec) {
+      return {{"ok", false},
+              {"error", "the folder " + c.database + " cannot be listed (" + ec.message() +
+                            "); a stream into it creates it"},
+              {"latencyMs", ms()}};
+    }
+    return {{"ok", true}, {"objects", n}, {"latencyMs", ms()}};
+  }
   if (c.engine == Engine::kFile && c.s3) {
     auto store = files::OpenS3Of(c);
     if (!store.ok()) {

@@ -36,6 +36,11 @@ struct ConnectionInput {
 // The secrets-store reference of a connection's inline TLS client key.
 std::string SslKeyRef(const std::string& connection_id);
 
+// An engine file connection's folder: absolute, without '..', inside one of the server's
+// DBS_FILE_ROOTS once links are resolved (it may not exist yet); the folder as stored, or
+// InvalidArgument naming the field `path`.
+Result<std::string> FolderInFileRoots(const std::string& path);
+
 // Validates a connection body (strict: unknown fields and wrong types are errors naming the
 // field). `require_name`: create/update need a name; the test route does not.
 Result<ConnectionInput> ParseConnectionBody(const nlohmann::json& body, bool require_name);

@@ -10,6 +10,7 @@
 
 #include "federated/federated.h"
 #include "federated/pushdown.h"
+#include "federated/result_stream.h"
 
 namespace dbs::api {
 
@@ -65,7 +66,8 @@ Result<Request> ParseRequest(const json& body, const FederatedRouteDeps& deps) {
                                 " {\"alias\", \"connectionId\"} objects");
   }
   // An omitted alias defaults by kind, in order: pg1, pg2, ... for PostgreSQL, my1, my2, ...
-  // for MySQL/MariaDB (DBConvert's defaults), skipping aliases the request names itself.
+  // for MySQL/MariaDB, s3, s3_2, ... for S3 buckets (DBConvert's defaults), skipping aliases
+  // the request names itself.
   std::set<std::string> named;
   for (const json& s : body["sources"]) {
     if (s.is_object() && s.contains("alias") && s["alias"].is_string()) {
@@ -90,9 +92,15 @@ Result<Request> ParseRequest(const json& body, const FederatedRouteDeps& deps) {
     if (has_alias) {
       fs.alias = s["alias"].get<std::string>();
     } else {
-      const std::string kind = fs.connection.engine == Engine::kPostgres ? "pg" : "my";
+      // Buckets and folders: s3, s3_2, ... and files, files_2, ...
+      const bool file = fs.connection.engine == Engine::kFile;
+      const std::string kind = file ? (fs.connection.s3 ? "s3" : "files")
+                               : fs.connection.engine == Engine::kPostgres ? "pg"
+                                                                           : "my";
       do {
-        fs.alias = kind + std::to_string(++next[kind]);
+        const int n = ++next[kind];
+        fs.alias =
+            file ? (n == 1 ? kind : kind + "_" + std::to_string(n)) : kind + std::to_string(n);
       } while (named.count(fs.alias));
       named.insert(fs.alias);
     }
@@ -136,6 +144,55 @@ Status Classify(const Status& s) {
 }
 
 }  // namespace
+
+Result<json> SavedStreamBody(const json& body, const FederatedRouteDeps& deps, json* columns) {
+  if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
+  static const std::set<std::string> known = {"name",  "sources",      "sql",          "target",
+                                              "table", "targetSchema", "schemaPolicy", "writeMode"};
+  json query = json::object();
+  for (const auto& [k, v] : body.items()) {
+    if (!known.count(k)) {
+      return Field(k.size() <= 64 ? k : k.substr(0, 64) + "...",
+                   "is not a known field (name, sources, sql, target, table, targetSchema, "
+                   "schemaPolicy, writeMode)");
+    }
+    if (k == "sources" || k == "sql") query[k] = v;
+  }
+  if (!body.contains("name") || !body["name"].is_string()) return Field("name", "is required");
+  if (!body.contains("target") || !body["target"].is_string()) {
+    return Field("target", "is required: the id of the connection to write to");
+  }
+  std::string table = "result";
+  if (body.contains("table")) {
+    if (!body["table"].is_string() || body["table"].get<std::string>().empty() ||
+        body["table"].get<std::string>().size() > 63) {
+      return Field("table", "must be a table name of 1 to 63 characters");
+    }
+    table = body["table"].get<std::string>();
+  }
+  DBS_ASSIGN_OR_RETURN(Request r, ParseRequest(query, deps));
+  TempDir tmp(deps.temp_root);
+  r.options.temp_dir = tmp.path();
+  auto cols = federated::DescribeSelect(r.sources, r.sql, r.options);
+  if (!cols.ok()) return Classify(cols.status());
+  *columns = json::array();
+  for (const Column& c : *cols) {
+    columns->push_back({{"name", c.name}, {"type", std::string(LogicalTypeName(c.type))}});
+  }
+  json members = json::array();
+  for (size_t i = 0; i < r.sources.size(); ++i) {
+    members.push_back(
+        {{"alias", r.sources[i].alias}, {"connection", body["sources"][i]["connectionId"]}});
+  }
+  json out = {{"name", body["name"]},
+              {"source", {{"federated", members}}},
+              {"target", {{"connection", body["target"]}}},
+              {"tables", json::array({{{"name", table}, {"query", r.sql}}})}};
+  for (const char* k : {"targetSchema", "schemaPolicy", "writeMode"}) {
+    if (body.contains(k)) out[k] = body[k];
+  }
+  return out;
+}
 
 void RegisterFederatedRoutes(const std::string& v1, const AddFederatedRoute& add,
                              FederatedRouteDeps deps) {

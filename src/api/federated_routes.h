@@ -1,6 +1,8 @@
 // The federated SQL routes (docs/federated.md):
 //   POST /api/v1/explorer/federated          run one read-only SELECT over several sources
 //   POST /api/v1/explorer/federated/explain  DuckDB's plan and what each source is asked for
+//   POST /api/v1/explorer/federated/stream   "Save as stream" (registered by the API server
+//                                            with SavedStreamBody below)
 //
 // Contract: request bodies are validated here (unknown fields, aliases, limits: 400);
 // connections are resolved through `deps.connection` (with their passwords, which never leave
@@ -28,6 +30,14 @@ struct FederatedRouteDeps {
   std::string temp_root;
   std::string memory_limit = "1GB";
 };
+
+// The stream body of "Save as stream": {name, sources, sql, target: connection id, table
+// (default "result"), and optionally targetSchema, schemaPolicy, writeMode} becomes
+// {name, source: {federated: [{alias, connection}]}, target: {connection}, tables: [{name:
+// table, query: sql}], ...}, after the statement was checked (one SELECT whose sources and
+// columns resolve). *columns: the result's columns ({name, type}).
+Result<nlohmann::json> SavedStreamBody(const nlohmann::json& body, const FederatedRouteDeps& deps,
+                                       nlohmann::json* columns);
 
 // Registers the routes under `v1` ("/api/v1") through `add`.
 void RegisterFederatedRoutes(const std::string& v1, const AddFederatedRoute& add,

@@ -101,6 +101,9 @@ void Orchestrator::OnRunState(std::string_view data) {
       j["report"].is_object()) {
     live->report = j["report"];
   }
+  if (kind == "reader" && j.contains("skipped") && j["skipped"].is_object()) {
+    live->skipped = j["skipped"];
+  }
   if (state == "failed") {
     FinishLocked(live, "failed", kind + " " + service + ": " + error);
   } else if (state == "completed") {
@@ -147,6 +150,13 @@ void Orchestrator::OnProgress(std::string_view subject, std::string_view data) {
       }
       if (j.contains("bytes") && j["bytes"].is_number_unsigned()) {
         live->bytes = j["bytes"].get<uint64_t>();
+      }
+      if (j.contains("skipped") && j["skipped"].is_array()) {
+        for (size_t i = 0; i < j["skipped"].size() && i < live->tables.size(); ++i) {
+          if (j["skipped"][i].is_number_unsigned()) {
+            live->tables[i].skipped = j["skipped"][i].get<uint64_t>();
+          }
+        }
       }
     } else if (kind == "write" && j.contains("rows") && j["rows"].is_object()) {
       for (const auto& [k, v] : j["rows"].items()) {
@@ -398,6 +408,11 @@ void Orchestrator::KeepDetailsLocked(Live* live) {
   d["writerServices"] = j["writerServices"];
   if (!live->verification.is_null()) d["verification"] = live->verification;
   if (!live->report.is_null()) d["report"] = live->report;
+  if (!live->skipped.is_null()) {
+    d["skipped"] = live->skipped;
+  } else if (prior.is_object() && prior.contains("skipped")) {
+    d["skipped"] = prior["skipped"];
+  }
   if (!live->rec.active()) {
     // A finished run's rates are its averages over the whole run.
     const double secs =
@@ -636,7 +651,8 @@ json Orchestrator::LiveJsonLocked(const Live& live) const {
     json x = {{"name", t.name},
               {"estimatedRows", t.estimate},
               {"rowsRead", t.read},
-              {"rowsWritten", t.written}};
+              {"rowsWritten", t.written},
+              {"rowsSkipped", t.skipped}};
     x["progress"] = t.estimate > 0 ? json(std::min(100.0, 100.0 * static_cast<double>(t.written) /
                                                               static_cast<double>(t.estimate)))
                                    : json(nullptr);
@@ -657,6 +673,7 @@ json Orchestrator::LiveJsonLocked(const Live& live) const {
   j["writerServices"] = live.writers;
   j["verification"] = live.verification;
   j["report"] = live.report;
+  j["skipped"] = live.skipped;
   return j;
 }
 

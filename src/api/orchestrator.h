@@ -79,6 +79,7 @@ class Orchestrator {
     uint64_t estimate = 0;
     uint64_t read = 0;
     uint64_t written = 0;
+    uint64_t skipped = 0;  // malformed rows a file source left out (malformedRows skip)
   };
   struct Sample {
     int64_t ms;
@@ -102,6 +103,8 @@ class Orchestrator {
     std::string mode;             // the stream's mode: load, cdc or load+cdc
     bool verify = false;          // a load verified by its writers before it completes
     nlohmann::json verification;  // the verifying writer's report (null until then)
+    // The reader's final report of skipped malformed rows: table -> {count, rows} (null: none).
+    nlohmann::json skipped;
     // The run report (sinks/run_plan.h): tables with their actions and lossy decisions, and
     // what became of each schema object; from the first writer that finished.
     nlohmann::json report;

@@ -1,8 +1,10 @@
 #include "config/connection.h"
 
 #include <fcntl.h>
+#include <strings.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +21,8 @@ std::string_view EngineName(Engine e) {
       return "postgres";
     case Engine::kFile:
       return "file";
+    case Engine::kFederated:
+      return "federated";
   }
   return "postgres";
 }
@@ -229,6 +233,58 @@ Result<ConnectionConfig> ParseConnectionUrl(const std::string& url) {
   return c;
 }
 
+namespace {
+
+// {"federated": [{"alias": "pg1", <connection fields>}, ...]}
+Result<ConnectionConfig> ParseFederated(const nlohmann::json& j, const std::string& path) {
+  if (j.size() != 1) {
+    return Status::InvalidArgument(path + ": a federated source has only \"federated\"");
+  }
+  const nlohmann::json& list = j["federated"];
+  if (!list.is_array() || list.empty() || list.size() > 16) {
+    return Status::InvalidArgument(path +
+                                   ".federated must be an array of 1 to 16 {\"alias\", "
+                                   "\"url\", ...} connections");
+  }
+  ConnectionConfig c;
+  c.engine = Engine::kFederated;
+  c.host.clear();
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string at = path + ".federated[" + std::to_string(i) + "]";
+    const nlohmann::json& m = list[i];
+    if (!m.is_object() || !m.contains("alias") || !m["alias"].is_string()) {
+      return Status::InvalidArgument(at + " must be an object with \"alias\" and \"url\"");
+    }
+    FederatedMember member;
+    member.alias = m["alias"].get<std::string>();
+    bool ok = !member.alias.empty() && member.alias.size() <= 63 &&
+              std::isalpha(static_cast<unsigned char>(member.alias[0]));
+    for (char ch : member.alias) {
+      ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+    }
+    if (!ok) {
+      return Status::InvalidArgument(at +
+                                     ".alias must be a letter followed by letters, digits or _ "
+                                     "(at most 63 characters)");
+    }
+    for (const FederatedMember& other : c.federated) {
+      if (strcasecmp(other.alias.c_str(), member.alias.c_str()) == 0) {
+        return Status::InvalidArgument(at + ".alias " + member.alias + " is used twice");
+      }
+    }
+    nlohmann::json rest = m;
+    rest.erase("alias");
+    DBS_ASSIGN_OR_RETURN(member.connection, ParseConnection(rest, at));
+    if (member.connection.engine == Engine::kFederated) {
+      return Status::InvalidArgument(at + " cannot itself be federated");
+    }
+    c.federated.push_back(std::move(member));
+  }
+  return c;
+}
+
+}  // namespace
+
 Result<ConnectionConfig> ParseConnection(const nlohmann::json& j, const std::string& path) {
   if (j.is_string()) {
     auto c = ParseConnectionUrl(j.get<std::string>());
@@ -238,6 +294,7 @@ Result<ConnectionConfig> ParseConnection(const nlohmann::json& j, const std::str
   if (!j.is_object()) {
     return Status::InvalidArgument(path + " must be a connection URL or an object with \"url\"");
   }
+  if (j.contains("federated")) return ParseFederated(j, path);
   auto it = j.find("url");
   if (it == j.end() || !it->is_string()) {
     return Status::InvalidArgument(path + ".url is required (e.g. postgres://user@host/db)");
@@ -302,6 +359,13 @@ Result<ConnectionConfig> ParseConnection(const nlohmann::json& j, const std::str
 }
 
 std::string ConnectionConfig::Redacted() const {
+  if (engine == Engine::kFederated) {
+    std::string out = "federated(";
+    for (size_t i = 0; i < federated.size(); ++i) {
+      out += (i ? ", " : "") + federated[i].alias + "=" + federated[i].connection.Redacted();
+    }
+    return out + ")";
+  }
   if (engine == Engine::kFile && s3) {
     auto e = params.find("endpoint");
     return "s3://" + host + (database.empty() ? "" : "/" + database) +

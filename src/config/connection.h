@@ -15,6 +15,7 @@
 //                                        "sessionToken", a secret like the password)
 //   {"url": "...", "password": "...", "ssl": {"mode": "require", "ca": "...", "cert": "...",
 //    "key": "..."}}
+//   {"federated": [{"alias": "pg1", "url": "postgres://..."}, ...]}   (see `federated`)
 //
 // The password never appears in ToString()/Redacted() output. Percent-escapes in user,
 // password and database are decoded.
@@ -30,7 +31,9 @@
 
 namespace dbs {
 
-enum class Engine { kMysql, kPostgres, kFile };
+// kFederated: a federated SELECT over several connections as a stream's source
+// (src/federated/federated_source.h); the connections are in ConnectionConfig::federated.
+enum class Engine { kMysql, kPostgres, kFile, kFederated };
 
 struct SslSettings {
   // PostgreSQL sslmode names: disable, allow, prefer, require, verify-ca, verify-full.
@@ -69,6 +72,8 @@ class PemFiles {
   std::vector<std::string> files_;  // written, to remove
 };
 
+struct FederatedMember;
+
 struct ConnectionConfig {
   Engine engine = Engine::kPostgres;
   std::string host = "127.0.0.1";
@@ -81,6 +86,10 @@ struct ConnectionConfig {
   // kFile only: the files are in an S3-compatible bucket (see above), not a local folder.
   bool s3 = false;
   std::string session_token;  // S3 temporary credentials; a secret, never in Redacted()
+  // kFederated only: the sources a federated SELECT names by alias, in order:
+  //   {"federated": [{"alias": "pg1", "url": "postgres://..."}, {"alias": "my1", ...}]}
+  // (each member a connection object as above plus its alias).
+  std::vector<FederatedMember> federated;
 
   // kFile: the absolute folder (or file) path, percent-decoded; `params` hold the file options
   // (src/sources/files/file_common.h).
@@ -89,6 +98,11 @@ struct ConnectionConfig {
   std::string Redacted() const;
   // libpq keyword/value connection string (engine must be kPostgres), values quoted.
   std::string LibpqConninfo(bool replication = false) const;
+};
+
+struct FederatedMember {
+  std::string alias;  // a letter, then letters, digits or '_' (at most 63)
+  ConnectionConfig connection;
 };
 
 Result<ConnectionConfig> ParseConnectionUrl(const std::string& url);

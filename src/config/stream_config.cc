@@ -183,16 +183,39 @@ Status ParseTypeMapping(const json& j, TypeMappingOptions* o) {
   return Status::Ok();
 }
 
+// `columnTypes`: {"column": "DUCKDB TYPE", ...}.
+Status GetColumnTypes(const json& j, const std::string& path,
+                      std::map<std::string, std::string>* out) {
+  auto it = j.find("columnTypes");
+  if (it == j.end()) return Status::Ok();
+  const std::string where = P(path, "columnTypes");
+  if (!it->is_object()) {
+    return Status::InvalidArgument(where + " must be an object of column name to type");
+  }
+  for (const auto& [name, type] : it->items()) {
+    if (name.empty()) return Status::InvalidArgument(where + " has an empty column name");
+    if (!type.is_string() || !ValidColumnType(type.get<std::string>())) {
+      return Status::InvalidArgument(
+          where + "." + name +
+          " must be a DuckDB type name such as \"DECIMAL(12,2)\", \"BIGINT\" or \"VARCHAR\"");
+    }
+    (*out)[name] = type.get<std::string>();
+  }
+  return Status::Ok();
+}
+
 Status ParseSelector(const json& j, const std::string& path, TableSelector* t) {
   if (j.is_string()) {
     t->pattern = j.get<std::string>();
   } else if (j.is_object()) {
-    DBS_RETURN_IF_ERROR(OnlyKeys(j, path, {"name", "columns", "filter", "query", "target"}));
+    DBS_RETURN_IF_ERROR(
+        OnlyKeys(j, path, {"name", "columns", "filter", "query", "target", "columnTypes"}));
     DBS_RETURN_IF_ERROR(GetString(j, path, "name", &t->pattern));
     DBS_RETURN_IF_ERROR(GetStrings(j, path, "columns", &t->columns));
     DBS_RETURN_IF_ERROR(GetString(j, path, "filter", &t->filter));
     DBS_RETURN_IF_ERROR(GetString(j, path, "query", &t->query));
     DBS_RETURN_IF_ERROR(GetString(j, path, "target", &t->target));
+    DBS_RETURN_IF_ERROR(GetColumnTypes(j, path, &t->column_types));
   } else {
     return Status::InvalidArgument(path + " must be a table name or an object with \"name\"");
   }
@@ -217,6 +240,45 @@ bool ValidName(const std::string& n) {
 
 }  // namespace
 
+bool ValidColumnType(const std::string& type) {
+  auto alpha = [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)) || ch == '_'; };
+  auto digit = [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) != 0; };
+  if (type.empty() || type.size() > 64) return false;
+  size_t i = 0;
+  // Words: NAME( NAME)*
+  while (true) {
+    if (i >= type.size() || !alpha(type[i])) return false;
+    while (i < type.size() && (alpha(type[i]) || digit(type[i]))) ++i;
+    if (i + 1 < type.size() && type[i] == ' ' && alpha(type[i + 1])) {
+      ++i;
+      continue;
+    }
+    break;
+  }
+  // Parameters: (N[, N]...)
+  if (i < type.size() && type[i] == '(') {
+    ++i;
+    while (true) {
+      while (i < type.size() && type[i] == ' ') ++i;
+      if (i >= type.size() || !digit(type[i])) return false;
+      while (i < type.size() && digit(type[i])) ++i;
+      while (i < type.size() && type[i] == ' ') ++i;
+      if (i < type.size() && type[i] == ',') {
+        ++i;
+        continue;
+      }
+      if (i < type.size() && type[i] == ')') {
+        ++i;
+        break;
+      }
+      return false;
+    }
+  }
+  // Array suffixes: []...
+  while (i + 1 < type.size() && type[i] == '[' && type[i + 1] == ']') i += 2;
+  return i == type.size();
+}
+
 std::string TargetSchemaFor(const StreamConfig& config, const std::string& source_schema) {
   if (!config.target_schema.empty()) return config.target_schema;
   if (config.target.engine == Engine::kMysql && !config.target.database.empty()) {
@@ -240,7 +302,7 @@ Result<StreamConfig> ParseStreamConfig(const json& j) {
               "tables",        "exclude",   "dataBundleSize", "dataBundleBytes", "schemaPolicy",
               "writeMode",     "structure", "limits",         "readers",         "splitRows",
               "compression",   "zeroDate",  "verify",         "keepPartial",     "cdc",
-              "busEncryption", "busKey",    "typeMapping"}));
+              "busEncryption", "busKey",    "typeMapping",    "malformedRows"}));
   StreamConfig c;
   DBS_RETURN_IF_ERROR(GetString(j, "", "name", &c.name));
   if (!ValidName(c.name)) {
@@ -317,6 +379,21 @@ Result<StreamConfig> ParseStreamConfig(const json& j) {
                                                {"error", ZeroDatePolicy::kError},
                                                {"-infinity", ZeroDatePolicy::kNegInfinity}},
                                               &c.zero_date));
+  DBS_RETURN_IF_ERROR(GetEnum<MalformedRows>(
+      j, "", "malformedRows", {{"fail", MalformedRows::kFail}, {"skip", MalformedRows::kSkip}},
+      &c.malformed_rows));
+  if (c.source.engine != Engine::kFile) {
+    // Database rows are typed by their tables: nothing of this applies (and nothing is ignored).
+    if (c.malformed_rows != MalformedRows::kFail) {
+      return Status::InvalidArgument("malformedRows applies to file sources only");
+    }
+    for (size_t i = 0; i < c.tables.size(); ++i) {
+      if (!c.tables[i].column_types.empty()) {
+        return Status::InvalidArgument("tables[" + std::to_string(i) +
+                                       "].columnTypes applies to file sources only");
+      }
+    }
+  }
   DBS_RETURN_IF_ERROR(GetBool(j, "", "verify", &c.verify));
   DBS_RETURN_IF_ERROR(GetBool(j, "", "keepPartial", &c.keep_partial));
   DBS_RETURN_IF_ERROR(GetBool(j, "", "busEncryption", &c.bus_encryption));

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ enum class SchemaPolicy { kFailIfExists, kCreateMissing, kDropAndRecreate, kVali
 enum class WriteMode { kAppend, kTruncateAndLoad, kUpsert, kFailIfNotEmpty };
 // What a writer does with a MySQL zero date when the target cannot store it.
 enum class ZeroDatePolicy { kNull, kError, kNegInfinity };
+// What a file source does with a row that does not parse (wrong field count, a value not of
+// its column's type, invalid UTF-8, a broken JSON line): fail the run naming file, line and
+// column, or leave the row out and report it (docs/files.md, "Malformed rows").
+enum class MalformedRows { kFail, kSkip };
 
 std::string_view StreamModeName(StreamMode m);
 std::string_view SchemaPolicyName(SchemaPolicy p);
@@ -37,6 +42,9 @@ struct TableSelector {
   std::string filter;                // SQL boolean expression on the source (WHERE clause)
   std::string query;                 // custom SELECT; then `pattern` is the target table name
   std::string target;                // target table name; empty: the source name
+  // File sources without a manifest: DuckDB types that replace the sniffed ones, by column
+  // name ("DECIMAL(12,2)", "BIGINT", "VARCHAR", ...; see ValidColumnType). Empty: as sniffed.
+  std::map<std::string, std::string> column_types = {};
 };
 
 struct StructureOptions {
@@ -94,7 +102,8 @@ struct StreamConfig {
   uint64_t split_rows = 250'000;  // tables larger than this are split into chunks of it
   Compression compression = Compression::kLz4;
   ZeroDatePolicy zero_date = ZeroDatePolicy::kError;
-  bool verify = true;         // compare counts and checksums after a load
+  MalformedRows malformed_rows = MalformedRows::kFail;  // file sources only
+  bool verify = true;                                   // compare counts and checksums after a load
   bool keep_partial = false;  // on failure, keep what was written (else drop new tables)
   // Row data on the bus encrypted with `bus_key` (security/data_cipher.h). The API keeps one
   // key per stream in its secrets store and sends it sealed; `dbstreams run` makes one per run;
@@ -116,6 +125,12 @@ std::string JsonSyntaxError(const std::string& where, const std::string& text);
 // else for a MySQL target its connection's database (or the source schema when none is given);
 // else (PostgreSQL target) the source schema name — a MySQL database becomes a schema.
 std::string TargetSchemaFor(const StreamConfig& config, const std::string& source_schema);
+
+// True when `type` is a plain DuckDB type name that may be spliced into SQL: words of letters,
+// digits and '_' separated by single spaces, optionally followed by integer parameters
+// "(12,2)" and "[]" suffixes ("DECIMAL(12,2)", "TIMESTAMP WITH TIME ZONE", "VARCHAR[]").
+// Whether DuckDB knows the type is checked where the file is read.
+bool ValidColumnType(const std::string& type);
 
 // True when `name` (schema, table) matches `pattern` ("s.t", "t", wildcards '*', '?').
 bool MatchTablePattern(const std::string& pattern, const std::string& schema,

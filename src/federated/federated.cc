@@ -1,4 +1,7 @@
 #include "federated/federated.h"
+#include "federated/result_stream.h"
+#include "sources/files/duck.h"
+#include "sources/files/duck_read.h"
 
 #include <duckdb.h>
 
@@ -21,6 +24,9 @@
 #include "mysql/mysql_client.h"
 #include "postgres/pg_client.h"
 #include "sources/files/duck_vector.h"
+#include "sources/files/file_source.h"
+#include "sources/mysql/mysql_source.h"
+#include "sources/postgres/postgres_source.h"
 #include "sources/source.h"
 
 namespace dbs::federated {
@@ -98,6 +104,22 @@ struct SourceError {
     if (!status) status = Status(s.code(), alias + ": " + s.message());
   }
 };
+
+// A member's own source. Not Source::Open: that one opens federated sources too, and so
+// lives above this library (sources/source.cc).
+Result<std::unique_ptr<Source>> OpenMember(const ConnectionConfig& c) {
+  switch (c.engine) {
+    case Engine::kPostgres:
+      return OpenPostgresSource(c);
+    case Engine::kMysql:
+      return OpenMysqlSource(c);
+    case Engine::kFile:
+      return OpenFileSource(c);
+    case Engine::kFederated:
+      break;
+  }
+  return Status::InvalidArgument("a federated source cannot name another federated source");
+}
 
 // One source table of the statement: the table function's extra info.
 struct ScanTarget {
@@ -279,6 +301,8 @@ void ScanInit(duckdb_init_info info) {
       s = ranges.status();
     } else {
       g->ranges = std::move(*ranges);
+      // A source that does not split the table (files) is read whole, by one reader.
+      if (g->ranges.empty()) g->ranges.push_back(KeyRange{});
       const int readers =
           std::max(1, std::min(t->options->threads, static_cast<int>(g->ranges.size())));
       auto snap = t->source->BeginSnapshot(readers);
@@ -550,7 +574,7 @@ class Session {
       const FederatedSource* fs = by_alias.at(tn.key.alias);
       OpenSource& os = opened_[tn.key.alias];
       if (!os.source) {
-        auto src = Source::Open(fs->connection);
+        auto src = OpenMember(fs->connection);
         if (!src.ok()) return Prefix(fs->alias, src.status());
         os.source = std::move(*src);
         os.mu = std::make_unique<std::mutex>();
@@ -589,7 +613,11 @@ class Session {
     for (auto& [key, t] : by_key) {
       // A table named more than once (a self-join, a subquery) is read once per reference
       // with the same function: its filter would have to hold for every reference.
-      if (refs_[key] == 1 && preds.count(key)) t->filter = FilterSql(*t, preds[key]);
+      // File tables (folders, buckets) are filtered by DuckDB alone: their reader's columns
+      // are the stored ones, which a pushed condition would have to match.
+      if (refs_[key] == 1 && preds.count(key) && t->engine != Engine::kFile) {
+        t->filter = FilterSql(*t, preds[key]);
+      }
     }
     std::set<std::string> attached, schemas;
     for (auto& [key, t] : by_key) {
@@ -627,6 +655,13 @@ class Session {
     if (!dirs.empty()) DBS_RETURN_IF_ERROR(Exec("SET allowed_directories = [" + dirs + "]"));
     DBS_RETURN_IF_ERROR(Exec("SET enable_external_access = false"));
     return Exec("SET lock_configuration = true");
+  }
+
+  duckdb_connection con() const { return con_; }
+  // DESCRIBE's spelling of a result column's type (files::ColumnFromDuck reads it).
+  static std::string DescribeName(duckdb_logical_type lt) {
+    const std::string t = TypeName(lt);
+    return t == "LIST" ? "VARCHAR[]" : t;
   }
 
   Result<FederatedResult> Run(const std::string& sql) {
@@ -886,11 +921,24 @@ Status CheckInput(const std::vector<FederatedSource>& sources, const std::string
   if (options.max_rows < 0) return Status::InvalidArgument("maxRows must be 0 or more");
   if (options.timeout_ms <= 0) return Status::InvalidArgument("timeoutMs must be positive");
   for (const auto& s : sources) {
-    if (s.connection.engine != Engine::kPostgres && s.connection.engine != Engine::kMysql) {
-      return Status::InvalidArgument("sources: " + s.alias + " is not a database connection");
+    if (s.connection.engine != Engine::kPostgres && s.connection.engine != Engine::kMysql &&
+        s.connection.engine != Engine::kFile) {
+      return Status::InvalidArgument("sources: " + s.alias +
+                                     " is not a database, folder or bucket connection");
     }
   }
   return Status::Ok();
+}
+
+// Checks the input, opens the session's DuckDB and registers the statement's source tables;
+// the statement as it runs (trimmed) in *body.
+Status OpenSession(Session* s, const std::vector<FederatedSource>& sources, const std::string& sql,
+                   const FederatedOptions& options, std::string* body) {
+  DBS_RETURN_IF_ERROR(CheckInput(sources, sql, options));
+  *body = Trim(sql);
+  DBS_RETURN_IF_ERROR(s->Open(options));
+  DBS_ASSIGN_OR_RETURN(json ast, s->Parse(*body));
+  return s->Prepare(sources, ast);
 }
 
 }  // namespace
@@ -916,12 +964,9 @@ Status ValidateAlias(const std::string& alias) {
 Result<FederatedResult> Run(const std::vector<FederatedSource>& sources, const std::string& sql,
                             const FederatedOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
-  DBS_RETURN_IF_ERROR(CheckInput(sources, sql, options));
-  const std::string body = Trim(sql);
   Session s;
-  DBS_RETURN_IF_ERROR(s.Open(options));
-  DBS_ASSIGN_OR_RETURN(json ast, s.Parse(body));
-  DBS_RETURN_IF_ERROR(s.Prepare(sources, ast));
+  std::string body;
+  DBS_RETURN_IF_ERROR(OpenSession(&s, sources, sql, options, &body));
   DBS_ASSIGN_OR_RETURN(FederatedResult out, s.Run(body));
   out.elapsed_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
@@ -931,13 +976,123 @@ Result<FederatedResult> Run(const std::vector<FederatedSource>& sources, const s
 
 Result<FederatedPlan> Explain(const std::vector<FederatedSource>& sources, const std::string& sql,
                               const FederatedOptions& options) {
-  DBS_RETURN_IF_ERROR(CheckInput(sources, sql, options));
-  const std::string body = Trim(sql);
   Session s;
-  DBS_RETURN_IF_ERROR(s.Open(options));
-  DBS_ASSIGN_OR_RETURN(json ast, s.Parse(body));
-  DBS_RETURN_IF_ERROR(s.Prepare(sources, ast));
+  std::string body;
+  DBS_RETURN_IF_ERROR(OpenSession(&s, sources, sql, options, &body));
   return s.Explain(body);
+}
+
+// --- a federated SELECT as a stream's source ------------------------------------------------
+
+struct ResultStream::Impl {
+  Session session;
+  std::vector<Column> columns;
+  duckdb_prepared_statement stmt = nullptr;
+  duckdb_result res{};
+  bool has_res = false;
+  duckdb_data_chunk chunk = nullptr;
+  ~Impl() {
+    if (chunk != nullptr) duckdb_destroy_data_chunk(&chunk);
+    if (has_res) duckdb_destroy_result(&res);
+    if (stmt != nullptr) duckdb_destroy_prepare(&stmt);
+  }
+};
+
+ResultStream::ResultStream() : impl_(std::make_unique<Impl>()) {}
+ResultStream::~ResultStream() = default;
+const std::vector<Column>& ResultStream::columns() const { return impl_->columns; }
+
+namespace {
+
+// Prepares `sql` (wrapped) on the session and describes its columns as logical columns, with
+// the SELECT list that reads each as its read type.
+Status DescribeOn(Session* s, const std::string& body, std::vector<Column>* columns,
+                  std::string* select) {
+  const std::string wrapped = "SELECT * FROM (\n" + body + "\n) AS dbs_result";
+  duckdb_prepared_statement st = nullptr;
+  if (duckdb_prepare(s->con(), wrapped.c_str(), &st) != DuckDBSuccess) {
+    Status e = Status::InvalidArgument(std::string("sql: ") + duckdb_prepare_error(st));
+    duckdb_destroy_prepare(&st);
+    return e;
+  }
+  std::string list;
+  for (idx_t c = 0; c < duckdb_prepared_statement_column_count(st); ++c) {
+    duckdb_logical_type lt = duckdb_prepared_statement_column_logical_type(st, c);
+    const std::string name = duckdb_prepared_statement_column_name(st, c);
+    std::string expr;
+    Column col = files::ColumnFromDuck(name, Session::DescribeName(lt), &expr);
+    duckdb_destroy_logical_type(&lt);
+    for (const Column& other : *columns) {
+      if (Lower(other.name) == Lower(name)) {
+        duckdb_destroy_prepare(&st);
+        return Status::InvalidArgument("sql: the result has two columns named " + name +
+                                       ": give each column of a stream's query its own name");
+      }
+    }
+    columns->push_back(std::move(col));
+    list += (list.empty() ? "" : ", ") + expr + " AS " + files::SqlIdent(name);
+  }
+  duckdb_destroy_prepare(&st);
+  *select = "SELECT " + list + " FROM (\n" + body + "\n) AS dbs_result";
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<Column>> DescribeSelect(const std::vector<FederatedSource>& sources,
+                                           const std::string& sql,
+                                           const FederatedOptions& options) {
+  Session s;
+  std::string body;
+  DBS_RETURN_IF_ERROR(OpenSession(&s, sources, sql, options, &body));
+  std::vector<Column> columns;
+  std::string select;
+  DBS_RETURN_IF_ERROR(DescribeOn(&s, body, &columns, &select));
+  return columns;
+}
+
+Result<std::unique_ptr<ResultStream>> ResultStream::Open(
+    const std::vector<FederatedSource>& sources, const std::string& sql,
+    const FederatedOptions& options) {
+  std::unique_ptr<ResultStream> out(new ResultStream());
+  Impl& im = *out->impl_;
+  std::string body;
+  DBS_RETURN_IF_ERROR(OpenSession(&im.session, sources, sql, options, &body));
+  std::string select;
+  DBS_RETURN_IF_ERROR(DescribeOn(&im.session, body, &im.columns, &select));
+  if (duckdb_prepare(im.session.con(), select.c_str(), &im.stmt) != DuckDBSuccess) {
+    return Status::InvalidArgument(std::string("sql: ") + duckdb_prepare_error(im.stmt));
+  }
+  duckdb_pending_result pending;
+  if (duckdb_pending_prepared_streaming(im.stmt, &pending) != DuckDBSuccess) {
+    Status e = Status::InvalidArgument(std::string("sql: ") + duckdb_pending_error(pending));
+    duckdb_destroy_pending(&pending);
+    return e;
+  }
+  const duckdb_state st = duckdb_execute_pending(pending, &im.res);
+  duckdb_destroy_pending(&pending);
+  im.has_res = true;
+  if (st != DuckDBSuccess) {
+    const char* e = duckdb_result_error(&im.res);
+    return Status::InvalidArgument(std::string("sql: ") + (e ? e : "the statement failed"));
+  }
+  return out;
+}
+
+Result<duckdb_data_chunk> ResultStream::Next() {
+  Impl& im = *impl_;
+  if (im.chunk != nullptr) duckdb_destroy_data_chunk(&im.chunk);
+  im.chunk = duckdb_fetch_chunk(im.res);
+  if (im.chunk == nullptr) {
+    const char* err = duckdb_result_error(&im.res);
+    if (err != nullptr && *err != '\0') return Status::InvalidArgument(std::string("sql: ") + err);
+    return static_cast<duckdb_data_chunk>(nullptr);
+  }
+  if (duckdb_data_chunk_get_size(im.chunk) == 0) {
+    duckdb_destroy_data_chunk(&im.chunk);
+    return static_cast<duckdb_data_chunk>(nullptr);
+  }
+  return im.chunk;
 }
 
 }  // namespace dbs::federated

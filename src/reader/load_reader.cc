@@ -99,6 +99,7 @@ std::string NothingMatches(const std::vector<TableRef>& all, const StreamConfig&
 }  // namespace
 
 Result<std::vector<PlannedTable>> PlanTables(Source* source, const StreamConfig& config) {
+  DBS_RETURN_IF_ERROR(source->Configure(config));
   DBS_ASSIGN_OR_RETURN(std::vector<TableRef> all, source->ListAllTables());
   const std::string def = source->DefaultSchema();
   std::vector<PlannedTable> out;
@@ -142,6 +143,14 @@ Result<std::vector<PlannedTable>> PlanTables(Source* source, const StreamConfig&
   return out;
 }
 
+json ToJson(const SkipReport& r) {
+  json rows = json::array();
+  for (const SkippedRow& s : r.first) {
+    rows.push_back({{"file", s.file}, {"line", s.line}, {"reason", s.reason}});
+  }
+  return {{"count", r.count}, {"rows", std::move(rows)}};
+}
+
 LoadReader::LoadReader(const StreamConfig& config, bus::NatsConnection* nats,
                        LoadReaderOptions options)
     : config_(config), nats_(nats), options_(options) {}
@@ -154,11 +163,12 @@ struct Task {
   std::optional<KeyRange> range;
 };
 
-// Rows read per table, published as progress samples by a background thread.
+// Rows read (and left out, malformedRows skip) per table, published as progress samples by a
+// background thread.
 class ReadProgress {
  public:
   ReadProgress(bus::NatsConnection* nats, std::string stream, size_t tables)
-      : nats_(nats), stream_(std::move(stream)), rows_(tables), bytes_(0) {
+      : nats_(nats), stream_(std::move(stream)), rows_(tables), bytes_(0), skipped_(tables) {
     for (auto& r : rows_) r.store(0);
     thread_ = std::thread([this] { Loop(); });
   }
@@ -175,6 +185,23 @@ class ReadProgress {
     rows_[table].fetch_add(rows, std::memory_order_relaxed);
     bytes_.fetch_add(bytes, std::memory_order_relaxed);
   }
+  // Counts rows a reader of `table` left out, and logs each.
+  void Skip(size_t table, const std::string& name, std::vector<SkippedRow> rows) {
+    if (rows.empty()) return;
+    std::lock_guard<std::mutex> l(skipped_mu_);
+    SkipReport& r = skipped_[table];
+    for (SkippedRow& row : rows) {
+      Log(LogLevel::kWarn, "reader", "malformed row skipped",
+          {F("stream", stream_), F("table", name), F("file", row.file), F("line", row.line),
+           F("reason", row.reason)});
+      ++r.count;
+      if (r.first.size() < SkipReport::kListed) r.first.push_back(std::move(row));
+    }
+  }
+  std::vector<SkipReport> Skipped() {
+    std::lock_guard<std::mutex> l(skipped_mu_);
+    return skipped_;
+  }
 
  private:
   void Loop() {
@@ -189,6 +216,16 @@ class ReadProgress {
     json rows = json::array();
     for (auto& r : rows_) rows.push_back(r.load());
     j["rows"] = std::move(rows);
+    {
+      std::lock_guard<std::mutex> l(skipped_mu_);
+      json skipped = json::array();
+      bool any = false;
+      for (const SkipReport& r : skipped_) {
+        skipped.push_back(r.count);
+        any = any || r.count > 0;
+      }
+      if (any) j["skipped"] = std::move(skipped);
+    }
     (void)nats_->PublishCore(bus::SubjectProgress(stream_), j.dump());
   }
   bus::NatsConnection* nats_;
@@ -196,6 +233,8 @@ class ReadProgress {
   std::vector<std::atomic<uint64_t>> rows_;
   std::atomic<uint64_t> bytes_;
   std::mutex mu_;
+  std::mutex skipped_mu_;            // not mu_: Loop() holds that one while it publishes
+  std::vector<SkipReport> skipped_;  // guarded by skipped_mu_
   std::condition_variable cv_;
   bool done_ = false;
   std::thread thread_;
@@ -431,6 +470,8 @@ Result<ReaderStats> LoadReader::Run() {
         Bundle b;
         for (const Column& c : t.schema.columns) b.columns.emplace_back(c.type, c.element_type);
         auto r = (*reader)->Next(&b, config_.bundle_size, max_bytes);
+        progress->Skip(static_cast<size_t>(t.index), t.schema.QualifiedName(),
+                       (*reader)->TakeSkipped());
         if (!r.ok()) return fail(r.status());
         more = *r;
         if (b.rows() == 0) continue;
@@ -473,6 +514,7 @@ Result<ReaderStats> LoadReader::Run() {
     int n = std::max(1, std::min<int>(config_.readers, static_cast<int>(tasks.size())));
     for (int i = 0; i < n; ++i) threads.emplace_back(worker, &progress);
     for (auto& th : threads) th.join();
+    stats.skipped = progress.Skipped();
   }
   Status waited = nats_->WaitPublished(std::chrono::seconds(120));
   if (!first_error.ok()) return first_error;
@@ -480,9 +522,16 @@ Result<ReaderStats> LoadReader::Run() {
 
   json done = {{"tables", json::array()}};
   for (const PlannedTable& t : tables) {
-    done["tables"].push_back({{"index", t.index},
-                              {"rows", stats.rows[static_cast<size_t>(t.index)]},
-                              {"bundles", stats.bundles[static_cast<size_t>(t.index)]}});
+    json entry = {{"index", t.index},
+                  {"rows", stats.rows[static_cast<size_t>(t.index)]},
+                  {"bundles", stats.bundles[static_cast<size_t>(t.index)]}};
+    const SkipReport& skipped = stats.skipped[static_cast<size_t>(t.index)];
+    if (skipped.count > 0) {
+      entry["skipped"] = ToJson(skipped);
+      Log(LogLevel::kWarn, "reader", "malformed rows skipped",
+          {F("stream", name), F("table", t.schema.QualifiedName()), F("rows", skipped.count)});
+    }
+    done["tables"].push_back(std::move(entry));
   }
   DBS_RETURN_IF_ERROR(nats_->Publish(bus::SubjectDone(name), done.dump(), "done").status());
   Log(LogLevel::kInfo, "reader", "snapshot published", {F("stream", name)});

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bus/jetstream.h"
 #include "config/stream_config.h"
 #include "core/result.h"
@@ -37,13 +39,26 @@ struct PlannedTable {
 };
 
 // Resolves selectors against the source: wildcards, excludes, column selection, custom
-// queries. NotFound when a plain (non-wildcard) name does not exist or nothing matches.
+// queries. Hands the source the stream's read settings first (Source::Configure). NotFound
+// when a plain (non-wildcard) name does not exist or nothing matches.
 Result<std::vector<PlannedTable>> PlanTables(Source* source, const StreamConfig& config);
+
+// The rows a table's readers left out (StreamConfig::malformed_rows skip): how many, and the
+// first ones in reading order.
+struct SkipReport {
+  static constexpr size_t kListed = 100;
+  uint64_t count = 0;
+  std::vector<SkippedRow> first;  // at most kListed
+};
+nlohmann::json ToJson(const SkipReport& r);  // {"count": n, "rows": [{file, line, reason}]}
 
 struct ReaderStats {
   std::vector<uint64_t> rows;     // per planned table
   std::vector<uint64_t> bundles;  // per planned table
-  uint64_t bytes = 0;             // encoded bytes published
+  // Per planned table. Each row left out is also logged (warn: file, line, reason), counted in
+  // the progress samples ("skipped") and listed in the "done" event.
+  std::vector<SkipReport> skipped;
+  uint64_t bytes = 0;  // encoded bytes published
   std::vector<PlannedTable> tables;
   SourcePosition position;  // the snapshot's source position
 };

@@ -259,6 +259,7 @@ Result<RunSummary> RunLocal(const StreamConfig& stream_config, const LocalRunOpt
     summary.tables[i].read = load.rows[i];
   }
   summary.bytes = load.bytes;
+  summary.skipped = load.skipped;
   summary.cdc = board.Cdc();
   summary.cdc.read = reader_result->cdc.changes;
   summary.cdc.position = reader_result->cdc.position.value;

@@ -11,6 +11,7 @@
 #include "bus/jetstream.h"
 #include "config/stream_config.h"
 #include "core/result.h"
+#include "reader/load_reader.h"
 #include "sinks/run_plan.h"
 #include "verify/checksum.h"
 
@@ -53,6 +54,9 @@ struct RunSummary {
   // What the run did with each table (target, action, lossy decisions) and each schema object
   // (sinks/run_plan.h); empty when no writer could plan it.
   RunPlan report;
+  // Per table: the rows the file source left out (malformedRows skip), counted and the first
+  // ones listed; empty counts otherwise.
+  std::vector<SkipReport> skipped;
   // The tables whose values differ, each with the differing columns and a sample row
   // (TableVerdict::Describe), separated by "; "; empty when all match.
   std::string Mismatches() const;

@@ -25,8 +25,18 @@ class LoadReaderTask : public StreamTask {
     Log(LogLevel::kInfo, "reader", "stream published",
         {F("stream", config_.name), F("run", run_id_), F("rows", rows),
          F("bytes", stats->load.bytes), F("changes", stats->cdc.changes)});
+    // The rows the file source left out (malformedRows skip), in the final state event.
+    const ReaderStats& load = stats->load;
+    nlohmann::json skipped = nlohmann::json::object();
+    for (size_t i = 0; i < load.skipped.size() && i < load.tables.size(); ++i) {
+      if (load.skipped[i].count > 0) {
+        skipped[load.tables[i].schema.QualifiedName()] = ToJson(load.skipped[i]);
+      }
+    }
+    if (!skipped.empty()) report_ = {{"skipped", std::move(skipped)}};
     return Status::Ok();
   }
+  nlohmann::json Report() const override { return report_; }
   // CDC modes: a stop drains (everything committed at the source until now is published and
   // applied); a forced stop ends at once. The change stream resumes on the next start.
   void Stop(bool force) override {
@@ -51,6 +61,7 @@ class LoadReaderTask : public StreamTask {
   const StreamConfig config_;  // StreamReader keeps a reference to it
   std::string run_id_;
   StreamReader reader_;
+  nlohmann::json report_;
 };
 
 class LoadWriterTask : public StreamTask {

@@ -174,6 +174,13 @@ class Sink {
   // ADD COLUMN on the target for `added` columns of the table's new source schema.
   virtual Status AddColumns(const TableSchema& new_schema,
                             const std::vector<std::string>& added) = 0;
+  // For targets that hold applied changes before they become visible (file targets roll
+  // change files by size or time): makes visible what is due, or everything (`all`, when the
+  // stream stops or reaches its end). The writers call it while idle. Nothing by default.
+  virtual Status FlushChanges(bool all) {
+    (void)all;
+    return Status::Ok();
+  }
 };
 
 }  // namespace dbs

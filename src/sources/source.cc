@@ -1,6 +1,7 @@
 // Source::Open: picks the implementation by engine. One line per engine.
 #include "sources/source.h"
 
+#include "federated/federated_source.h"
 #include "sources/files/file_source.h"
 #include "sources/mysql/mysql_source.h"
 #include "sources/postgres/postgres_source.h"
@@ -15,6 +16,8 @@ Result<std::unique_ptr<Source>> Source::Open(const ConnectionConfig& config) {
       return OpenMysqlSource(config);
     case Engine::kFile:
       return OpenFileSource(config);
+    case Engine::kFederated:
+      return federated::OpenFederatedSource(config);
     default:
       break;
   }

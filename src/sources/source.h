@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "config/connection.h"
+#include "config/stream_config.h"
 #include "core/bundle.h"
 #include "core/change.h"
 #include "core/result.h"
@@ -48,6 +49,13 @@ struct ReadSpec {
   bool pg_copy_rows = false;
 };
 
+// A row a reader left out under StreamConfig::malformed_rows skip: where it is and why.
+struct SkippedRow {
+  std::string file;   // as the source names it (a path, or s3://bucket/key)
+  uint64_t line = 0;  // 1-based line of the file (CSV: the header is line 1)
+  std::string reason;
+};
+
 class RowReader {
  public:
   virtual ~RowReader() = default;
@@ -55,6 +63,9 @@ class RowReader {
   // columns match the read columns' logical types. Returns false once the rows are exhausted
   // (possibly after appending the last ones).
   virtual Result<bool> Next(Bundle* out, size_t max_rows, size_t max_bytes) = 0;
+  // The rows left out since the last call, in reading order (file sources with malformedRows
+  // skip; nothing otherwise). Callers drain it after each Next(): what is not taken is kept.
+  virtual std::vector<SkippedRow> TakeSkipped() { return {}; }
 };
 
 class Snapshot {
@@ -79,6 +90,13 @@ class Source {
   virtual Result<std::vector<TableRef>> ListAllTables() { return ListTables(); }
   // The schema a table name without a schema part refers to ("public", or the database).
   virtual std::string DefaultSchema() const = 0;
+  // The stream's settings on how rows are read, as opposed to which: file sources take the
+  // selectors' column types (TableSelector::column_types) and StreamConfig::malformed_rows.
+  // PlanTables calls it before it lists or describes tables. By default nothing is taken.
+  virtual Status Configure(const StreamConfig& config) {
+    (void)config;
+    return Status::Ok();
+  }
   virtual Result<TableSchema> Describe(const TableRef& table) = 0;
   // Describes the result columns of a custom query (name taken from `name`).
   virtual Result<TableSchema> DescribeQuery(const std::string& query, const TableRef& name) = 0;

@@ -268,12 +268,18 @@ class SqliteConfigStore : public ConfigStore {
       if (!row) break;
       json c = json::parse(st.Text(1), nullptr, false);
       if (c.is_discarded()) continue;
+      bool uses = false;
       for (const char* side : {"source", "target"}) {
-        if (c.contains(side) && c[side].is_object() && c[side].value("connection", "") == conn_id) {
-          out.push_back(st.Text(0));
-          break;
+        if (!c.contains(side) || !c[side].is_object()) continue;
+        uses = uses || c[side].value("connection", "") == conn_id;
+        // A federated source names its connections per alias.
+        if (c[side].contains("federated") && c[side]["federated"].is_array()) {
+          for (const json& m : c[side]["federated"]) {
+            uses = uses || (m.is_object() && m.value("connection", "") == conn_id);
+          }
         }
       }
+      if (uses) out.push_back(st.Text(0));
     }
     return out;
   }

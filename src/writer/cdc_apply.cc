@@ -102,6 +102,7 @@ Status LoadWriter::RunCdc(Sink* sink) {
   int backoff_ms = 100;
   auto last_done_check = Clock::now() - std::chrono::seconds(10);
   auto waiting_since = Clock::now();
+  auto last_flush = Clock::now();
 
   auto ack_through = [&](uint64_t seq) {
     while (!held.empty() && held.begin()->first <= seq) {
@@ -151,6 +152,12 @@ Status LoadWriter::RunCdc(Sink* sink) {
       slot = Held{std::move(m), std::move(*decoded), n};
     }
 
+    if (held.empty() && Clock::now() - last_flush > std::chrono::seconds(1)) {
+      // Idle: changes a target holds back (file targets) become visible when due.
+      last_flush = Clock::now();
+      Status flushed = sink->FlushChanges(/*all=*/false);
+      if (!flushed.ok() && !flushed.retryable()) return fail(flushed);
+    }
     if (held.empty() || held.begin()->first != applied + 1) {
       // Nothing to apply in order. Another writer may have moved the checkpoint.
       if (!held.empty() && Clock::now() - waiting_since > std::chrono::milliseconds(200)) {
@@ -176,6 +183,8 @@ Status LoadWriter::RunCdc(Sink* sink) {
             DBS_ASSIGN_OR_RETURN(cp, sink->ReadCdcCheckpoint(kPartition));
             applied = std::max(applied, cp.seq);
             if (applied >= d.value("seq", uint64_t{0})) {
+              Status flushed = sink->FlushChanges(/*all=*/true);
+              if (!flushed.ok()) return fail(flushed);
               DBS_RETURN_IF_ERROR(PublishStatus("complete", "", "status-cdc"));
               Log(LogLevel::kInfo, "writer", "change stream applied to its end",
                   {F("stream", name), F("message", applied)});
@@ -329,6 +338,11 @@ Status LoadWriter::RunCdc(Sink* sink) {
     json p = {{"kind", "cdc-write"},    {"writer", options_.writer_id}, {"changes", end_changes},
               {"total", total_changes}, {"message", applied},           {"lag_ms", lag_ms}};
     (void)nats_->PublishCore(bus::SubjectProgress(name), p.dump());
+  }
+  // Stopped: what the target holds back becomes visible (the next run would resume it too).
+  if (Status flushed = sink->FlushChanges(/*all=*/true); !flushed.ok()) {
+    Log(LogLevel::kWarn, "writer", "publishing held-back changes failed",
+        {F("stream", name), F("error", flushed.ToString())});
   }
   return Status::Cancelled("stopped");
 }

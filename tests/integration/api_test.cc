@@ -84,6 +84,9 @@ class ApiTest : public ::testing::Test {
     env->nats_url = (*nats)->url();
     env->dir = "/tmp/dbstreams-test/api-" + std::to_string(getpid());
     std::filesystem::create_directories(env->dir);
+    // The folder engine file connections may use (FileConnectionsStayInsideTheRoots).
+    std::filesystem::create_directories(env->dir + "/roots/lake");
+    ::setenv("DBS_FILE_ROOTS", (env->dir + "/roots/lake").c_str(), 1);
     auto connect = [](const char* name) {
       bus::NatsOptions o;
       o.url = env->nats_url;
@@ -200,6 +203,17 @@ class ApiTest : public ::testing::Test {
     EXPECT_EQ(r.first, 201) << r.second.dump();
     return r.second.value("id", "");
   }
+  // Creates the stream `body`, starts it, and follows it to "completed"; returns the run id.
+  static std::string RunToCompletion(const json& body) {
+    auto st = Post("/api/v1/streams", body);
+    EXPECT_EQ(st.first, 201) << st.second.dump();
+    auto run = Post("/api/v1/streams/" + st.second.value("id", "") + "/start", json::object());
+    EXPECT_EQ(run.first, 202) << run.second.dump();
+    int events = 0;
+    const std::string rid = run.second.value("id", "");
+    EXPECT_EQ(WatchProgress(rid, &events), "completed") << Get("/api/v1/runs/" + rid).second.dump();
+    return rid;
+  }
   // Follows the run's progress SSE stream until its end event; returns the last state.
   static std::string WatchProgress(const std::string& run, int* events) {
     auto c = Client();
@@ -275,6 +289,91 @@ TEST_F(ApiTest, OpenApiMatchesRoutes) {
 // S3 connections: validated fields, the secret key stored as a secret and never returned, a
 // ping that lists the prefix, files as tables (described and counted), and streams from and to
 // the bucket started through the API.
+// engine file connections: folders inside DBS_FILE_ROOTS only (links resolved, no '..'), and
+// streams from PostgreSQL into such a folder and from it back into PostgreSQL.
+TEST_F(ApiTest, FileConnectionsStayInsideTheRoots) {
+  const std::string root = env->dir + "/roots/lake";
+  std::filesystem::create_symlink("/tmp", root + "/escape");
+  for (const std::string& bad :
+       {std::string("/tmp/elsewhere"), root + "/../x", std::string("rel"), root + "/escape/x"}) {
+    auto r = Post("/api/v1/connections", {{"name", "f"}, {"engine", "file"}, {"path", bad}});
+    EXPECT_EQ(r.first, 400) << bad;
+    EXPECT_EQ(r.second["error"]["fields"][0]["field"], "path") << bad << r.second.dump();
+  }
+  EXPECT_EQ(Post("/api/v1/connections",
+                 {{"name", "f"}, {"engine", "file"}, {"path", root}, {"host", "h"}})
+                .first,
+            400);
+  auto created = Post("/api/v1/connections", {{"name", "folder"},
+                                              {"engine", "file"},
+                                              {"path", root + "/exports"},
+                                              {"params", {{"format", "jsonl"}}}});
+  ASSERT_EQ(created.first, 201) << created.second.dump();
+  const std::string id = created.second["id"];
+  EXPECT_EQ(created.second["engine"], "file");
+  EXPECT_EQ(created.second["path"], root + "/exports");
+  auto ping = Post("/api/v1/connections/" + id + "/ping", json::object());
+  EXPECT_FALSE(ping.second.value("ok", true)) << "the folder does not exist yet";
+
+  ASSERT_TRUE(env->pg->Exec("DROP DATABASE IF EXISTS api_file WITH (FORCE)").ok());
+  ASSERT_TRUE(env->pg->CreateDatabase("api_file").ok());
+  ASSERT_TRUE(
+      env->pg
+          ->Exec("CREATE TABLE public.notes (id int PRIMARY KEY, body text, n numeric(9,3));"
+                 "INSERT INTO public.notes VALUES (1, 'a\nb', 1.5), (2, NULL, -0.001)",
+                 "api_file")
+          .ok());
+  const std::string pg = PgConnection("pg-file", "api_file");
+  RunToCompletion({{"name", "to-folder"},
+                   {"source", {{"connection", pg}}},
+                   {"target", {{"connection", id}}},
+                   {"tables", {"notes"}}});
+  EXPECT_TRUE(std::filesystem::exists(root + "/exports/notes/_manifest.json"));
+  ping = Post("/api/v1/connections/" + id + "/ping", json::object());
+  EXPECT_TRUE(ping.second.value("ok", false)) << ping.second.dump();
+  EXPECT_EQ(ping.second["objects"], 1);
+  auto tables = Get("/api/v1/connections/" + id + "/tables");
+  ASSERT_EQ(tables.first, 200) << tables.second.dump();
+  EXPECT_NE(tables.second.dump().find("notes"), std::string::npos) << tables.second.dump();
+  RunToCompletion({{"name", "from-folder"},
+                   {"source", {{"connection", id}}},
+                   {"target", {{"connection", pg}}},
+                   {"targetSchema", "copy"}});
+  auto rows = env->pg->Query(
+      "SELECT string_agg(id || ':' || coalesce(body, '~') || ':' || n, ',' ORDER BY id) "
+      "FROM copy.notes",
+      "api_file");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ((*rows)[0][0].value_or(""), "1:a\nb:1.500,2:~:-0.001");
+
+  // malformedRows skip from a folder: the run record counts and names the rows left out.
+  std::filesystem::create_directories(root + "/in");
+  std::ofstream(root + "/in/scores.csv") << "id,score\n1,10\n2,oops\n3,30\n";
+  auto in = Post("/api/v1/connections",
+                 {{"name", "folder-in"}, {"engine", "file"}, {"path", root + "/in"}});
+  ASSERT_EQ(in.first, 201) << in.second.dump();
+  const std::string rid =
+      RunToCompletion({{"name", "skip-bad"},
+                       {"source", {{"connection", in.second["id"]}}},
+                       {"target", {{"connection", pg}}},
+                       {"targetSchema", "scores"},
+                       {"tables", {{{"name", "scores"}, {"columnTypes", {{"score", "BIGINT"}}}}}},
+                       {"malformedRows", "skip"}});
+  auto rec = Get("/api/v1/runs/" + rid);
+  ASSERT_EQ(rec.first, 200);
+  ASSERT_TRUE(rec.second["skipped"].is_object()) << rec.second.dump();
+  const json& skip = rec.second["skipped"]["public.scores"];
+  EXPECT_EQ(skip["count"], 1) << rec.second.dump();
+  ASSERT_EQ(skip["rows"].size(), 1u);
+  EXPECT_NE(skip["rows"][0].dump().find("scores.csv"), std::string::npos) << skip.dump();
+  auto copied = env->pg->Query(
+      "SELECT string_agg(id || ':' || score, ',' ORDER BY id) FROM "
+      "scores.scores",
+      "api_file");
+  ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+  EXPECT_EQ((*copied)[0][0].value_or(""), "1:10,3:30");
+}
+
 TEST_F(ApiTest, S3ConnectionsBrowseAndStreams) {
   auto s3 = testing::S3Server::Start();
   ASSERT_TRUE(s3.ok()) << s3.status().ToString();
@@ -359,16 +458,7 @@ TEST_F(ApiTest, S3ConnectionsBrowseAndStreams) {
   ASSERT_TRUE(env->pg->Exec("DROP DATABASE IF EXISTS api_s3 WITH (FORCE)").ok());
   ASSERT_TRUE(env->pg->CreateDatabase("api_s3").ok());
   const std::string pg = PgConnection("pg-s3", "api_s3");
-  auto run_stream = [&](const json& stream) {
-    auto st = Post("/api/v1/streams", stream);
-    EXPECT_EQ(st.first, 201) << st.second.dump();
-    auto run = Post("/api/v1/streams/" + st.second.value("id", "") + "/start", json::object());
-    EXPECT_EQ(run.first, 202) << run.second.dump();
-    int events = 0;
-    const std::string rid = run.second.value("id", "");
-    EXPECT_EQ(WatchProgress(rid, &events), "completed") << Get("/api/v1/runs/" + rid).second.dump();
-  };
-  run_stream(
+  RunToCompletion(
       {{"name", "s3-in"}, {"source", {{"connection", id}}}, {"target", {{"connection", pg}}}});
   auto rows =
       env->pg->Query("SELECT string_agg(name, ',' ORDER BY id) FROM public.people", "api_s3");
@@ -380,12 +470,19 @@ TEST_F(ApiTest, S3ConnectionsBrowseAndStreams) {
   out["params"] = {{"format", "parquet"}};
   auto target = Post("/api/v1/connections", out);
   ASSERT_EQ(target.first, 201) << target.second.dump();
-  run_stream({{"name", "s3-out"},
-              {"source", {{"connection", pg}}},
-              {"target", {{"connection", target.second["id"]}}},
-              {"tables", {"people"}}});
+  RunToCompletion({{"name", "s3-out"},
+                   {"source", {{"connection", pg}}},
+                   {"target", {{"connection", target.second["id"]}}},
+                   {"tables", {"people"}}});
   auto manifest = (*store)->Stat("out/people/_manifest.json");
   EXPECT_TRUE(manifest.ok()) << manifest.status().ToString();
+  // A federated query over the bucket: its default alias is s3.
+  auto fed = Post("/api/v1/explorer/federated",
+                  {{"sources", {{{"connectionId", id}}}},
+                   {"sql", "SELECT count(*) AS n, max(name) AS last FROM s3.public.people"}});
+  ASSERT_EQ(fed.first, 200) << fed.second.dump();
+  EXPECT_EQ(fed.second["aliases"], json::array({"s3"}));
+  EXPECT_EQ(fed.second["rows"], json::parse(R"([[3, "Zoë"]])"));
   std::lock_guard<std::mutex> l(env->seen_mu);
   EXPECT_EQ(env->seen.find((*s3)->secret_key()), std::string::npos) << "a response held the key";
 }

@@ -135,6 +135,52 @@ TEST_F(FederatedApi, JoinsTwoSavedConnections) {
   EXPECT_EQ(r.second["truncated"], true);
 }
 
+// "Save as stream": the SELECT becomes a load stream whose source is federated; the statement
+// is checked first (columns come back), bad bodies are 400, and the connections it names
+// cannot be deleted while the stream exists.
+TEST_F(FederatedApi, SavesASelectAsAStream) {
+  json body = Body(kJoin);
+  body["name"] = "fed-saved";
+  body["target"] = env->pg_id;
+  body["table"] = "customer_totals";
+  auto r = Post("/api/v1/explorer/federated/stream", body);
+  ASSERT_EQ(r.first, 201) << r.second.dump();
+  EXPECT_EQ(r.second["name"], "fed-saved");
+  const json& cfg = r.second["config"];
+  EXPECT_EQ(cfg["source"]["federated"][0], json({{"alias", "pg1"}, {"connection", env->pg_id}}));
+  EXPECT_EQ(cfg["source"]["federated"][1], json({{"alias", "my1"}, {"connection", env->my_id}}));
+  EXPECT_EQ(cfg["target"], json({{"connection", env->pg_id}}));
+  EXPECT_EQ(cfg["tables"][0]["name"], "customer_totals");
+  EXPECT_EQ(cfg["tables"][0]["query"], kJoin);
+  ASSERT_EQ(r.second["columns"].size(), 3u);
+  EXPECT_EQ(r.second["columns"][0], json({{"name", "name"}, {"type", "text"}}));
+  EXPECT_EQ(r.second["columns"][1]["name"], "orders");
+  // The stored stream, through the streams API.
+  auto got = Post("/api/v1/explorer/federated/stream", body);
+  EXPECT_EQ(got.first, 409) << got.second.dump();  // the name is taken
+  json bad = body;
+  bad["name"] = "fed-bad";
+  bad["sql"] = "UPDATE pg1.public.customers SET name = 'x'";
+  EXPECT_EQ(Post("/api/v1/explorer/federated/stream", bad).first, 400);
+  bad = body;
+  bad["name"] = "fed-bad";
+  bad.erase("target");
+  EXPECT_EQ(Post("/api/v1/explorer/federated/stream", bad).first, 400);
+  bad = body;
+  bad["name"] = "fed-bad";
+  bad["colour"] = "red";
+  EXPECT_EQ(Post("/api/v1/explorer/federated/stream", bad).first, 400);
+  // The MariaDB connection is used by the stream's federated source.
+  httplib::Client c("127.0.0.1", env->server->port());
+  auto del = c.Delete(("/api/v1/connections/" + env->my_id).c_str(), {{"X-API-Key", env->key}});
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 409) << del->body;
+  auto del_stream = c.Delete(("/api/v1/streams/" + r.second["id"].get<std::string>()).c_str(),
+                             {{"X-API-Key", env->key}});
+  ASSERT_TRUE(del_stream);
+  EXPECT_EQ(del_stream->status, 204) << del_stream->body;
+}
+
 TEST_F(FederatedApi, ExplainNamesEachSourcesStatement) {
   auto r = Post("/api/v1/explorer/federated/explain",
                 Body("SELECT c.name FROM pg1.public.customers c JOIN my1.fedapi_shop.orders o "
@@ -180,10 +226,13 @@ TEST_F(FederatedApi, RefusesWritesAndBadRequests) {
 }
 
 TEST_F(FederatedApi, AliasesDefaultByKind) {
-  json body = {{"sources", {{{"connectionId", env->pg_id}}, {{"connectionId", env->my_id}},
-                            {{"alias", "pg1"}, {"connectionId", env->my_id}}}},
-               {"sql", "SELECT (SELECT count(*) FROM pg2.customers) + (SELECT count(*) FROM "
-                       "my1.orders) + (SELECT count(*) FROM pg1.orders) AS n"}};
+  json body = {{"sources",
+                {{{"connectionId", env->pg_id}},
+                 {{"connectionId", env->my_id}},
+                 {{"alias", "pg1"}, {"connectionId", env->my_id}}}},
+               {"sql",
+                "SELECT (SELECT count(*) FROM pg2.customers) + (SELECT count(*) FROM "
+                "my1.orders) + (SELECT count(*) FROM pg1.orders) AS n"}};
   auto r = Post("/api/v1/explorer/federated", body);
   ASSERT_EQ(r.first, 200) << r.second.dump();
   EXPECT_EQ(r.second["aliases"], json::array({"pg2", "my1", "pg1"})) << "pg1 was taken";

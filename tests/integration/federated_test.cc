@@ -11,7 +11,11 @@
 #include <map>
 #include <sstream>
 
+#include "config/stream_config.h"
 #include "federated/federated.h"
+#include "objstore/object_store.h"
+#include "run/local_run.h"
+#include "sources/files/file_common.h"
 #include "support/servers.h"
 
 namespace dbs::federated {
@@ -167,6 +171,113 @@ TEST_F(Federated, JoinsPostgresMariaDbAndParquetWithAKnownResult) {
   EXPECT_NE(ml.find("(`status` = 'paid')"), std::string::npos) << ml;
   EXPECT_NE(ml.find("`user_id`"), std::string::npos) << ml;
   EXPECT_EQ(ml.find("`note`"), std::string::npos) << ml;
+}
+
+// The same join with the Parquet file as an object in an S3 bucket (s3rver), named through an
+// s3 connection's alias like a table: the same known result.
+TEST_F(Federated, JoinsPostgresMariaDbAndParquetOnS3) {
+  auto s3 = testing::S3Server::Start();
+  ASSERT_TRUE(s3.ok()) << s3.status().ToString();
+  ASSERT_TRUE((*s3)->CreateBucket("fed-lake").ok());
+  S3Settings so;
+  so.endpoint = (*s3)->endpoint();
+  so.bucket = "fed-lake";
+  so.access_key = (*s3)->access_key();
+  so.secret_key = (*s3)->secret_key();
+  auto store = OpenS3Store(so);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  {
+    auto bytes = files::ReadWholeFile(dir_ + "/segments.parquet");
+    ASSERT_TRUE(bytes.ok());
+    auto w = (*store)->Create("events/segments.parquet");
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->Write(*bytes).ok());
+    ASSERT_TRUE((*w)->Commit().ok());
+  }
+  auto lake = ParseConnectionUrl("s3://fed-lake/events?endpoint=" + (*s3)->endpoint());
+  ASSERT_TRUE(lake.ok()) << lake.status().ToString();
+  lake->user = (*s3)->access_key();
+  lake->password = (*s3)->secret_key();
+  std::vector<FederatedSource> sources = Sources();
+  sources.push_back({"s3", *lake});
+  std::string sql = JoinSql();
+  const std::string local = "read_parquet('" + dir_ + "/segments.parquet')";
+  sql.replace(sql.find(local), local.size(), "s3.public.segments");
+  // The whole object arrives: 1000 users in 4 segments.
+  auto whole = federated::Run(
+      sources, "SELECT count(*), count(DISTINCT segment), sum(user_id) FROM s3.public.segments",
+      Options());
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  EXPECT_EQ(whole->rows, nlohmann::json::parse(R"([[1000, 4, "500500"]])"));
+  auto direct = federated::Run(Sources(), JoinSql(), Options());
+  auto out = federated::Run(sources, sql, Options());
+  ASSERT_TRUE(direct.ok()) << direct.status().ToString();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->rows.size(), 2u);  // the paid orders of users 1..100 fall in two segments
+  EXPECT_EQ(out->rows, direct->rows);
+  auto plan = federated::Explain(sources, sql, Options());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  bool asked = false;
+  for (const SourceStatement& st : plan->sources) {
+    if (st.alias == "s3") asked = st.statement.find("\"segments\"") != std::string::npos;
+  }
+  EXPECT_TRUE(asked);
+}
+
+// "Save as stream": a federated SELECT as a stream's source. The join of a PostgreSQL and a
+// MariaDB table lands in PostgreSQL as a table of its own, and the run's verification (the
+// query run again, by checksum) matches.
+TEST_F(Federated, ASelectSavedAsAStreamLoadsAndVerifies) {
+  ASSERT_TRUE(pg_->Exec("DROP DATABASE IF EXISTS fed_out WITH (FORCE)").ok());
+  ASSERT_TRUE(pg_->CreateDatabase("fed_out").ok());
+  const std::string sql =
+      "SELECT u.id, u.name, count(*) AS orders, sum(o.amount) AS total, "
+      "max(o.status) AS last_status FROM pg1.public.users u JOIN my1.fed_shop.orders o "
+      "ON o.user_id = u.id WHERE u.id <= 300 GROUP BY u.id, u.name";
+  nlohmann::json j = {{"name", "fed-saved"},
+                      {"source",
+                       {{"federated",
+                         {{{"alias", "pg1"}, {"url", pg_->UrlFor("fed")}},
+                          {{"alias", "my1"}, {"url", my_->url() + "fed_shop"}}}}}},
+                      {"target", pg_->UrlFor("fed_out")},
+                      {"targetSchema", "public"},
+                      {"tables", {{{"name", "user_orders"}, {"query", sql}}}}};
+  auto c = ParseStreamConfig(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->source.Redacted().rfind("federated(pg1=postgres://", 0), 0u) << c->source.Redacted();
+  LocalRunOptions o;
+  o.writers = 1;
+  o.data_dir = dir_ + "/bus";
+  auto run = RunLocal(*c, o, nullptr);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_EQ(run->verdicts.size(), 1u);
+  EXPECT_TRUE(run->verdicts[0].match()) << run->verdicts[0].Describe();
+  EXPECT_EQ(run->verdicts[0].source.rows, 300u);
+  auto rows = pg_->Query(
+      "SELECT count(*), sum(orders), sum(total), min(last_status) FROM public.user_orders",
+      "fed_out");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  // Users 1..300 have 3 orders each (ids u, u+1000, u+2000), amounts id * 0.5.
+  int64_t cents = 0;
+  for (int64_t u = 1; u <= 300; ++u) cents += (u + (u + 1000) + (u + 2000)) * 50;
+  EXPECT_EQ((*rows)[0][0].value_or(""), "300");
+  EXPECT_EQ((*rows)[0][1].value_or(""), "900");
+  EXPECT_EQ((*rows)[0][2].value_or(""), std::to_string(cents / 100) + "." +
+                                            (cents % 100 < 10 ? "0" : "") +
+                                            std::to_string(cents % 100));
+  // A federated source is a load source: CDC is refused before anything runs.
+  j["mode"] = "cdc";
+  j["name"] = "fed-saved-cdc";
+  auto cdc = ParseStreamConfig(j);
+  std::string refused;
+  if (cdc.ok()) {
+    auto r = RunLocal(*cdc, o, nullptr);
+    EXPECT_FALSE(r.ok());
+    refused = r.status().message();
+  } else {
+    refused = cdc.status().message();
+  }
+  EXPECT_NE(refused.find("mode load"), std::string::npos) << refused;
 }
 
 TEST_F(Federated, ExplainShowsWhatEachSourceIsAskedFor) {

@@ -392,6 +392,60 @@ TEST_F(S3FilesTest, WriterKilledMidLoadLeavesNoDuplicateOrPartialFile) {
   for (const auto& t : *v) EXPECT_TRUE(t.match()) << t.Describe();
 }
 
+// The S3 server killed in the middle of a target run (SIGKILL, while segments are being
+// uploaded) and started again on the same port a few seconds later: the writers retry, and the
+// run ends verified, every row once, the staging removed.
+TEST_F(S3FilesTest, ServerKilledMidRunAndBackEndsVerified) {
+  auto own = S3Server::Start();
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  S3Server& s3 = **own;
+  ASSERT_TRUE(s3.CreateBucket("outage").ok());
+  const std::string src = NewPostgres("s3_outage_src");
+  ASSERT_TRUE(
+      pg_->Exec("CREATE TABLE t (id int PRIMARY KEY, v varchar(200)); "
+                "INSERT INTO t SELECT g, repeat('y', g % 200) FROM generate_series(1, 100000) g",
+                "s3_outage_src")
+          .ok());
+  const json dst = {{"url", "s3://outage/out?endpoint=" + s3.endpoint() + "&rowsPerFile=60000"},
+                    {"user", s3.access_key()},
+                    {"password", s3.secret_key()}};
+  S3Settings o;
+  o.endpoint = s3.endpoint();
+  o.bucket = "outage";
+  o.prefix = "out";
+  o.access_key = s3.access_key();
+  o.secret_key = s3.secret_key();
+  auto store = OpenS3Store(o);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  StreamConfig c = Config("s3-outage", src, dst, {{"dataBundleSize", 500}});
+  Result<RunSummary> result = Status::Internal("not run");
+  std::thread run([&] { result = Run(c); });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  bool staged = false;
+  while (!staged && std::chrono::steady_clock::now() < deadline) {
+    auto l = (*store)->List(".dbs/runs", true);
+    staged = l.ok() && !l->empty();
+    if (!staged) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(staged);
+  s3.Kill();
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  ASSERT_TRUE(s3.Restart().ok()) << s3.LogTail();
+  run.join();
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_EQ(result->verdicts.size(), 1u);
+  EXPECT_TRUE(result->verdicts[0].match()) << result->verdicts[0].Describe();
+  std::string text;
+  ASSERT_TRUE((*store)->ReadRange("t/_manifest.json", 0, 1 << 20, &text).ok());
+  auto m = files::ManifestFromJson(json::parse(text));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->rows, 100000u);
+  EXPECT_EQ(m->files.size(), 2u);
+  auto left = (*store)->List(".dbs/runs", true);
+  ASSERT_TRUE(left.ok());
+  EXPECT_TRUE(left->empty()) << left->size() << " staging objects left";
+}
+
 // Wrong credentials and a missing bucket: clear errors that name the bucket, never the secret.
 TEST_F(S3FilesTest, WrongCredentialsAndMissingBucket) {
   const std::string pg = NewPostgres("s3_bad");

@@ -272,3 +272,59 @@ TEST(StreamConfigTypeMapping, ParsedValidatedAndDefaultedLosslessly) {
 
 }  // namespace
 }  // namespace dbs
+
+namespace dbs {
+namespace {
+
+// File sources: a selector's columnTypes and the stream's malformedRows, validated; neither
+// applies to database sources.
+TEST(StreamConfigFileSource, ColumnTypesAndMalformedRows) {
+  json j = {{"name", "f"},
+            {"source", "file:///data/in"},
+            {"target", "postgres://u@h/db"},
+            {"malformedRows", "skip"},
+            {"tables", json::array({json{{"name", "orders"},
+                                         {"columnTypes",
+                                          {{"price", "DECIMAL(12,2)"},
+                                           {"id", "BIGINT"},
+                                           {"at", "TIMESTAMP WITH TIME ZONE"},
+                                           {"tags", "VARCHAR[]"}}}},
+                                    "other"})}};
+  auto c = ParseStreamConfig(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->malformed_rows, MalformedRows::kSkip);
+  ASSERT_EQ(c->tables.size(), 2u);
+  EXPECT_EQ(c->tables[0].column_types.at("price"), "DECIMAL(12,2)");
+  EXPECT_EQ(c->tables[0].column_types.size(), 4u);
+  EXPECT_TRUE(c->tables[1].column_types.empty());
+  j.erase("malformedRows");
+  EXPECT_EQ(ParseStreamConfig(j)->malformed_rows, MalformedRows::kFail) << "the default";
+
+  auto msg = [](json j) { return ParseStreamConfig(j).status().message(); };
+  json bad = j;
+  bad["malformedRows"] = "ignore";
+  EXPECT_EQ(msg(bad), "malformedRows 'ignore' is not one of: fail, skip");
+  for (const char* type : {"BIGINT); DROP TABLE x; --", "DECIMAL(12,2", "DECIMAL(a)", "",
+                           "VARCHAR 'x'", "INT  EGER", "DECIMAL(12,2)) AS x, (1"}) {
+    bad = j;
+    bad["tables"][0]["columnTypes"]["price"] = type;
+    EXPECT_NE(msg(bad).find("tables[0].columnTypes.price must be a DuckDB type name"),
+              std::string::npos)
+        << type;
+  }
+  bad = j;
+  bad["tables"][0]["columnTypes"] = json::array({"price"});
+  EXPECT_EQ(msg(bad), "tables[0].columnTypes must be an object of column name to type");
+  bad = j;
+  bad["source"] = "mysql://u@h/db";
+  EXPECT_EQ(msg(bad), "tables[0].columnTypes applies to file sources only");
+  bad["tables"] = json::array({"t"});
+  bad["malformedRows"] = "skip";
+  EXPECT_EQ(msg(bad), "malformedRows applies to file sources only");
+  EXPECT_TRUE(ValidColumnType("DECIMAL( 38 , 10 )"));
+  EXPECT_TRUE(ValidColumnType("double"));
+  EXPECT_FALSE(ValidColumnType("DOUBLE[3"));
+}
+
+}  // namespace
+}  // namespace dbs

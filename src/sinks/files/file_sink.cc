@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/logging.h"
+#include "sinks/files/changes.h"
 #include "sinks/files/naming.h"
 #include "sinks/files/s3_sink.h"
 #include "sinks/files/stage.h"
@@ -46,7 +47,10 @@ struct Segment {
 class FileSink : public Sink {
  public:
   FileSink(std::string root, FileOptions fo, SinkOptions so)
-      : root_(std::move(root)), fo_(std::move(fo)), so_(std::move(so)) {}
+      : root_(std::move(root)),
+        fo_(std::move(fo)),
+        so_(std::move(so)),
+        changes_(root_, fo_, so_, [this] { return Db(); }) {}
 
   Result<TableDdlPlan> PlanTable(const TableSchema& t) override {
     auto existing = files::ReadManifest(root_ + "/" + t.name);
@@ -64,7 +68,7 @@ class FileSink : public Sink {
     std::optional<Manifest> m;
     if (existing.ok()) m = std::move(existing).value();
     DBS_ASSIGN_OR_RETURN(TargetTable out, files::CheckFileTable(t, dir, m, fo_, so_));
-    if (so_.plan_only) return out;
+    if (so_.plan_only || so_.mode == StreamMode::kCdc) return out;  // cdc: no load staging
     std::error_code ec;
     fs::create_directories(StageDir(t.name), ec);
     if (ec) return IoFailure("creating " + StageDir(t.name), ec);
@@ -116,11 +120,15 @@ class FileSink : public Sink {
     return std::vector<std::string>();
   }
 
-  Result<CdcCheckpoint> ReadCdcCheckpoint(int) override { return files::FileCdcUnsupported(); }
-  Result<size_t> ApplyChanges(const ChangeBatch&) override { return files::FileCdcUnsupported(); }
-  Status AddColumns(const TableSchema&, const std::vector<std::string>&) override {
-    return files::FileCdcUnsupported();
+  // CDC: the tables' change logs (sinks/files/changes.h).
+  Result<CdcCheckpoint> ReadCdcCheckpoint(int partition) override {
+    return changes_.ReadCheckpoint(partition);
   }
+  Result<size_t> ApplyChanges(const ChangeBatch& batch) override { return changes_.Apply(batch); }
+  Status AddColumns(const TableSchema& new_schema, const std::vector<std::string>&) override {
+    return changes_.AddColumns(new_schema);
+  }
+  Status FlushChanges(bool all) override { return changes_.Flush(all); }
 
  private:
   std::string RunDir() const { return root_ + "/.dbs/runs/" + IdForFile(so_.stream); }
@@ -350,6 +358,7 @@ class FileSink : public Sink {
   const FileOptions fo_;
   const SinkOptions so_;
   std::unique_ptr<Duck> duck_;
+  files::ChangeFiles changes_;
   std::map<std::string, std::set<std::string>> applied_;     // bundle ids, per table
   std::map<std::string, std::set<std::string>> seen_files_;  // .ids files read, per table
 };

@@ -19,7 +19,9 @@
 //    manifest; validate_existing needs one.
 //  - AbandonStream() removes the run's staging folder (kept with keepPartial) and marks the run
 //    failed; table folders are untouched unless the run had already committed them.
-//  - CDC is not supported by file targets yet (Unsupported).
+//  - CDC: each table's changes become change files in <table>/_changes/, with the change
+//    columns first (sinks/files/changes.h has the layout and the delivery contract). S3
+//    targets do not take changes yet (Unsupported when the run starts).
 #pragma once
 
 #include <memory>

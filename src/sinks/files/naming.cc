@@ -140,8 +140,8 @@ Result<size_t> ApplyByTable(
 
 Status FileCdcUnsupported() {
   return Status(StatusCode::kUnsupported, Retry::kFail,
-                "file targets take loads only (mode load); change data capture into files is "
-                "not supported yet");
+                "S3 targets take loads only (mode load): change data capture into S3 is not "
+                "supported yet; a local folder target (file://) takes changes");
 }
 
 }  // namespace dbs::files

@@ -53,6 +53,12 @@ class S3FileSink : public Sink {
   S3FileSink(std::unique_ptr<ObjectStore> store, FileOptions fo, SinkOptions so)
       : store_(std::move(store)), fo_(std::move(fo)), so_(std::move(so)), nonce_(Nonce()) {}
 
+  // Changes go to local folder targets only: a CDC run fails before it writes anything.
+  Status PrepareRun() override {
+    if (so_.mode != StreamMode::kLoad && !so_.plan_only) return files::FileCdcUnsupported();
+    return Status::Ok();
+  }
+
   Result<TableDdlPlan> PlanTable(const TableSchema& t) override {
     DBS_ASSIGN_OR_RETURN(auto existing, Existing(t.name));
     return files::PlanFileTable(t, Where(t.name), existing.has_value(), fo_, so_);

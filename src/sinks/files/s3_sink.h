@@ -20,7 +20,8 @@
 //    marker .dbs/failed/<stream.run> and removes the staging (kept with keepPartial).
 //  - Memory: one bundle batch in DuckDB and one S3 part per upload; disk: the segments and
 //    the part file of the part being written, in a private spill folder.
-//  - CDC is not supported (Unsupported).
+//  - CDC is not supported: PrepareRun refuses cdc and load+cdc runs (Unsupported) before
+//    anything is written; local folder targets take changes (changes.h).
 #pragma once
 
 #include <memory>

@@ -62,18 +62,23 @@ Result<FileOptions> FileOptionsOf(const ConnectionConfig& c) {
       DBS_ASSIGN_OR_RETURN(o.format, ParseFormat(v));
     } else if (k == "compression") {
       o.compression = v;
-    } else if (k == "rowsPerFile") {
+    } else if (k == "rowsPerFile" || k == "changeFileRows" || k == "changeFileSeconds") {
       char* end = nullptr;
       const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n == 0) {
-        return Status::InvalidArgument("rowsPerFile must be a positive integer, not '" + v + "'");
+      const bool zero_ok = k == "changeFileSeconds";
+      if (v.empty() || v[0] == '-' || *end != '\0' || (n == 0 && !zero_ok)) {
+        return Status::InvalidArgument(k + " must be a " + (zero_ok ? "non-negative" : "positive") +
+                                       " integer, not '" + v + "'");
       }
-      o.rows_per_file = n;
+      if (k == "rowsPerFile") o.rows_per_file = n;
+      if (k == "changeFileRows") o.change_rows = n;
+      if (k == "changeFileSeconds") o.change_seconds = n;
     } else if (c.s3 && (k == "endpoint" || k == "region" || k == "addressing")) {
       continue;  // where the bucket is (remote.h)
     } else {
-      return Status::InvalidArgument("unknown file connection option '" + k +
-                                     "' (format, compression, rowsPerFile)");
+      return Status::InvalidArgument(
+          "unknown file connection option '" + k +
+          "' (format, compression, rowsPerFile, changeFileRows, changeFileSeconds)");
     }
   }
   if (o.format == FileFormat::kParquet) {

@@ -6,6 +6,8 @@
 //   <root>/<table>/_manifest.json           the committed set: files, rows, schema, sha256
 //   <root>/.dbs/<stream.run>/<table>/       a run's staged segments (removed when it ends)
 //   <root>/.dbs/locks/, <root>/.dbs/failed/ locks shared by writers, failed-run markers
+//   <root>/<table>/_changes/changes-...     CDC streams: change files (sinks/files/changes.h)
+//   <root>/.dbs/cdc/<stream.run>/           CDC streams: checkpoints, changes not published
 #pragma once
 
 #include <cstdint>
@@ -31,12 +33,16 @@ Result<FileFormat> ParseFormat(std::string_view name);
 std::optional<FileFormat> FormatOfFile(std::string_view name);
 
 // Target options: from the connection's parameters (URL query or the connection object's
-// fields format, compression, rowsPerFile).
+// fields format, compression, rowsPerFile, changeFileRows, changeFileSeconds).
 struct FileOptions {
   FileFormat format = FileFormat::kParquet;
   // Parquet: zstd (default), snappy, gzip, none. CSV/JSONL: none (default), gzip, zstd.
   std::string compression;
   uint64_t rows_per_file = 1'000'000;
+  // CDC into files (sinks/files/changes.h): a change file is published when its staged
+  // changes reach change_rows (0: rows_per_file) or the oldest is change_seconds old.
+  uint64_t change_rows = 0;
+  uint64_t change_seconds = 60;
 };
 Result<FileOptions> FileOptionsOf(const ConnectionConfig& c);
 // ".parquet", ".csv.gz", ".jsonl.zst", ...

@@ -10,17 +10,25 @@
 
 #include "core/temporal.h"
 #include "sources/files/duck.h"
+#include "sources/files/duck_read.h"
 #include "sources/files/file_common.h"
+#include "sources/files/json_lines.h"
+#include "sources/files/partitions.h"
 #include "sources/files/remote.h"
+#include "sources/files/replay.h"
 
 namespace dbs {
 namespace {
 
 namespace fs = std::filesystem;
+using files::AppendCell;
+using files::ColumnFromDuck;
 using files::Duck;
 using files::FileFormat;
+using files::ReadType;
 using files::SqlIdent;
 using files::SqlString;
+using files::StringAt;
 using nlohmann::json;
 
 constexpr char kSchema[] = "public";
@@ -34,6 +42,13 @@ struct FileTable {
   std::vector<std::string> files;
   std::vector<std::string> keys;
   std::optional<files::Manifest> manifest;
+  // Hive-style partitions (sources/files/partitions.h): per file, its partition folder
+  // relative to the table folder ("year=2026/month=11"); empty when the table has none.
+  std::vector<std::string> folders;
+  std::string dir;  // the table folder (for messages)
+  // With a manifest, in a local folder: the change files of a CDC stream (replay.h); the
+  // table is read as the snapshot with them applied.
+  std::vector<std::string> changes;
 };
 
 // An s3:// source's bucket and the spill folder of its local copies (remote.h); shared by the
@@ -67,107 +82,48 @@ struct TableInfo {
   // Without a manifest: the FROM clause arguments DuckDB sniffed for the first file (CSV), so
   // every file is read with the same dialect and column types.
   std::string csv_options;
+  // The partition columns (after the files' own), the distinct partition folders and, per
+  // file, the index of its folder there and in partitions.values.
+  files::Partitions partitions;
+  std::vector<std::string> folders;
+  std::vector<size_t> folder_of;
+  // The stream's column types (TableSelector::column_types) of the files' own columns, as
+  // read_json's columns (JSONL; CSV has them in csv_options) or as checked casts (Parquet).
+  std::vector<std::pair<std::string, std::string>> casts;
+  std::string json_columns;
+  // malformedRows skip (Configure): CSV files are read with DuckDB's rejects table, JSONL
+  // files line by line (json_lines.h) through json_transform with these columns. With fail,
+  // JSONL files are read by read_json and, when it fails, read line by line to name the line.
+  bool skip = false;
+  std::vector<std::pair<std::string, std::string>> json_lines_columns;  // name, DuckDB type
 };
+
+// The read_csv arguments that leave out the rows DuckDB cannot parse and record them.
+constexpr char kRejects[] = "dbs_rejects";
+constexpr char kRejectScans[] = "dbs_reject_scans";
+// The table a JSONL file's lines are loaded into, a batch at a time (malformedRows skip).
+constexpr char kLines[] = "dbs_lines";
+constexpr size_t kBatchLines = 2048;
+constexpr size_t kBatchBytes = 8u << 20;
+
+// read_csv's dialect arguments (after the file name) and the columns, as sniffed.
+struct CsvDialect {
+  std::string options;
+  std::vector<std::pair<std::string, std::string>> columns;  // name, DuckDB type
+};
+
+// ", columns = {'a': 'BIGINT', ...}" for read_csv and read_json.
+std::string CsvColumns(const std::vector<std::pair<std::string, std::string>>& columns) {
+  std::string out = ", columns = {";
+  for (size_t i = 0; i < columns.size(); ++i) {
+    out += (i ? ", " : "") + SqlString(columns[i].first) + ": " + SqlString(columns[i].second);
+  }
+  return out + "}";
+}
 
 std::string TableNameOf(const std::string& file) {
   const std::string base = fs::path(file).filename().string();
   return base.substr(0, base.find('.'));
-}
-
-// The DuckDB type a logical type is read as (see ColumnRead).
-std::string ReadType(LogicalType t) {
-  switch (t) {
-    case LogicalType::kBool:
-      return "BOOLEAN";
-    case LogicalType::kInt8:
-    case LogicalType::kInt16:
-    case LogicalType::kInt32:
-    case LogicalType::kInt64:
-      return "BIGINT";
-    case LogicalType::kUInt8:
-    case LogicalType::kUInt16:
-    case LogicalType::kUInt32:
-    case LogicalType::kUInt64:
-      return "UBIGINT";
-    case LogicalType::kFloat32:
-      return "FLOAT";
-    case LogicalType::kFloat64:
-      return "DOUBLE";
-    case LogicalType::kBytes:
-    case LogicalType::kGeometry:
-      return "BLOB";
-    case LogicalType::kDate:
-      return "DATE";
-    case LogicalType::kTime:
-      return "TIME";
-    case LogicalType::kTimestamp:
-      return "TIMESTAMP";
-    case LogicalType::kTimestampTz:
-      return "TIMESTAMPTZ";
-    case LogicalType::kInterval:
-      return "INTERVAL";
-    default:
-      return "VARCHAR";
-  }
-}
-
-// A DuckDB column type (DESCRIBE's spelling) as a logical column; *expr wraps `id` so that
-// it reads as ReadType(c.type).
-Column ColumnFromDuck(const std::string& name, const std::string& duck_type, std::string* expr) {
-  Column c;
-  c.name = name;
-  std::string t = duck_type;
-  const std::string id = SqlIdent(name);
-  *expr = id;
-  auto is = [&](const char* n) { return t == n; };
-  if (is("BOOLEAN")) {
-    c.type = LogicalType::kBool;
-  } else if (is("TINYINT") || is("SMALLINT") || is("UTINYINT")) {
-    c.type = LogicalType::kInt16;
-  } else if (is("INTEGER") || is("USMALLINT")) {
-    c.type = LogicalType::kInt32;
-  } else if (is("BIGINT") || is("UINTEGER")) {
-    c.type = LogicalType::kInt64;
-  } else if (is("UBIGINT") || is("HUGEINT") || is("UHUGEINT")) {
-    c.type = LogicalType::kDecimal;
-    c.precision = is("UBIGINT") ? 20 : 39;
-    c.scale = 0;
-  } else if (is("FLOAT")) {
-    c.type = LogicalType::kFloat32;
-  } else if (is("DOUBLE")) {
-    c.type = LogicalType::kFloat64;
-  } else if (t.rfind("DECIMAL(", 0) == 0) {
-    c.type = LogicalType::kDecimal;
-    unsigned p = 0, s = 0;
-    if (std::sscanf(t.c_str(), "DECIMAL(%u,%u)", &p, &s) == 2) {
-      c.precision = p;
-      c.scale = s;
-    }
-  } else if (is("BLOB")) {
-    c.type = LogicalType::kBytes;
-  } else if (is("DATE")) {
-    c.type = LogicalType::kDate;
-  } else if (is("TIME")) {
-    c.type = LogicalType::kTime;
-  } else if (t.rfind("TIMESTAMP WITH TIME ZONE", 0) == 0) {
-    c.type = LogicalType::kTimestampTz;
-  } else if (t.rfind("TIMESTAMP", 0) == 0) {
-    c.type = LogicalType::kTimestamp;  // _S, _MS, _NS: to microseconds
-  } else if (is("INTERVAL")) {
-    c.type = LogicalType::kInterval;
-  } else if (is("UUID")) {
-    c.type = LogicalType::kUuid;
-  } else if (is("JSON")) {
-    c.type = LogicalType::kJson;
-  } else if (t.find('[') != std::string::npos || t.rfind("STRUCT", 0) == 0 ||
-             t.rfind("MAP", 0) == 0 || t.rfind("UNION", 0) == 0) {
-    c.type = LogicalType::kJson;  // nested values as JSON documents
-    *expr = "to_json(" + id + ")";
-  } else {
-    c.type = LogicalType::kText;  // VARCHAR, ENUM, BIT, TIME WITH TIME ZONE, ...
-  }
-  *expr = "CAST(" + *expr + " AS " + ReadType(c.type) + ")";
-  return c;
 }
 
 // A manifest column as the source describes it: the logical type and its parameters; the
@@ -193,37 +149,207 @@ Column ColumnFromManifest(const Column& m, const files::StoredColumn& stored, st
   return c;
 }
 
-// The FROM clause reading one file.
-std::string Reader(const TableInfo& t, const std::string& file) {
-  const std::string f = SqlString(file);
-  if (t.where.manifest) {
-    const files::Manifest& m = *t.where.manifest;
-    std::string cols;
-    for (size_t i = 0; i < m.stored.size(); ++i) {
-      cols +=
-          (i ? ", " : "") + SqlString(m.table.columns[i].name) + ": " + SqlString(m.stored[i].type);
-    }
-    switch (t.where.format) {
-      case FileFormat::kParquet:
-        return "read_parquet(" + f + ")";
-      case FileFormat::kCsv:
-        return "read_csv(" + f +
-               ", header = true, auto_detect = false, delim = ',', quote = '\"', "
-               "escape = '\"', allow_quoted_nulls = false, columns = {" +
-               cols + "})";
-      case FileFormat::kJsonl:
-        return "read_json(" + f + ", format = 'newline_delimited', columns = {" + cols + "})";
-    }
+// read_parquet(f) with the stream's column types (TableInfo::casts): a value that does not
+// cast fails the read naming its row (1-based) and column.
+std::string CheckedParquet(const TableInfo& t, const std::string& f) {
+  std::string replace;
+  for (const auto& [name, type] : t.casts) {
+    const std::string id = SqlIdent(name);
+    const std::string cast = "TRY_CAST(" + id + " AS " + type + ")";
+    replace += (replace.empty() ? "" : ", ") +
+               ("CASE WHEN " + id + " IS NOT NULL AND " + cast +
+                " IS NULL THEN error('row ' || (file_row_number + 1) || " +
+                SqlString(", column \"" + name + "\": '") + " || CAST(" + id + " AS VARCHAR) || " +
+                SqlString("' is not a valid " + type) + ") ELSE " + cast + " END AS " + id);
   }
+  return "(SELECT * EXCLUDE (file_row_number) REPLACE (" + replace + ") FROM read_parquet(" + f +
+         ", file_row_number = true))";
+}
+
+// The FROM clause reading one file.
+std::string Reader(const TableInfo& t, const std::string& file, bool scan = false) {
+  if (t.where.manifest) return files::ManifestReader(*t.where.manifest, file, false);
+  // One file, never its path read as partition folders (FromClause adds those columns).
+  const std::string f = SqlString(file) + ", hive_partitioning = false";
   switch (t.where.format) {
     case FileFormat::kParquet:
-      return "read_parquet(" + f + ")";
+      return t.casts.empty() ? "read_parquet(" + f + ")" : CheckedParquet(t, f);
     case FileFormat::kCsv:
-      return "read_csv(" + f + t.csv_options + ")";
+      return "read_csv(" + f + t.csv_options +
+             (scan && t.skip ? std::string(", ignore_errors = true, store_rejects = true, "
+                                           "rejects_table = '") +
+                                   kRejects + "', rejects_scan = '" + kRejectScans + "'"
+                             : std::string()) +
+             ")";
     case FileFormat::kJsonl:
-      return "read_json(" + f + ")";
+      return "read_json(" + f + t.json_columns + ")";
   }
   return "";
+}
+
+// The FROM clause reading file i of `t` (at local path `file`): Reader's, with the partition
+// columns of the file's folder added as constants.
+// ", CAST('2026' AS BIGINT) AS "year", ...": the partition columns of file i of `t`.
+std::string PartitionConstants(const TableInfo& t, size_t i) {
+  const files::Partitions& p = t.partitions;
+  if (p.keys.empty() || i >= t.folder_of.size()) return "";
+  const std::vector<std::optional<std::string>>& values = p.values[t.folder_of[i]];
+  std::string cols;
+  for (size_t k = 0; k < p.keys.size(); ++k) {
+    cols += ", CAST(" + (values[k] ? SqlString(*values[k]) : std::string("NULL")) + " AS " +
+            p.types[k] + ") AS " + SqlIdent(p.keys[k]);
+  }
+  return cols;
+}
+
+std::string FromClause(const TableInfo& t, size_t i, const std::string& file) {
+  const std::string reader = Reader(t, file, /*scan=*/true);
+  const std::string partitions = PartitionConstants(t, i);
+  if (partitions.empty()) return reader;
+  return "(SELECT *" + partitions + " FROM " + reader + ")";
+}
+
+// JSON Pointer of a top-level key ("/a~1b" for "a/b").
+std::string JsonPointer(const std::string& key) {
+  std::string out = "/";
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The type a JSONL column is transformed to line by line: nested types as JSON documents (what
+// ColumnFromDuck makes of read_json's nested columns).
+std::string JsonLinesType(const std::string& type) {
+  if (type.find('[') != std::string::npos || type.rfind("STRUCT", 0) == 0 ||
+      type.rfind("MAP", 0) == 0 || type.rfind("UNION", 0) == 0) {
+    return "JSON";
+  }
+  return type;
+}
+
+// json_transform's structure for `columns` ({"name": "TYPE", ...}).
+std::string JsonSpec(const std::vector<std::pair<std::string, std::string>>& columns) {
+  json spec = json::object();
+  for (const auto& [name, type] : columns) spec[name] = type;
+  return spec.dump();
+}
+
+// Loads the next lines of `lines` (file `display`) into dbs_lines, replacing the batch before
+// (the table is created when *created is false): at most kBatchLines lines or kBatchBytes
+// bytes. Lines that are not UTF-8 or too long are not loaded but added to *bad; blank lines
+// are not rows. False at the end of the file, with nothing loaded.
+Result<bool> LoadLines(Duck* duck, files::LineReader* lines, const std::string& display,
+                       bool* created, std::vector<SkippedRow>* bad) {
+  if (!*created) {
+    DBS_RETURN_IF_ERROR(
+        duck->Exec(std::string("CREATE TABLE ") + kLines + " (line UBIGINT, j VARCHAR)"));
+    *created = true;
+  } else {
+    DBS_RETURN_IF_ERROR(duck->Exec(std::string("DELETE FROM ") + kLines));
+  }
+  duckdb_appender app = nullptr;
+  if (duckdb_appender_create(duck->con(), nullptr, kLines, &app) != DuckDBSuccess) {
+    const std::string err = app ? duckdb_appender_error(app) : "no appender";
+    duckdb_appender_destroy(&app);
+    return Status::Internal("DuckDB appender: " + err);
+  }
+  size_t n = 0, left_out = 0, bytes = 0;
+  std::string line;
+  uint64_t number = 0;
+  bool too_long = false, more = true;
+  Status failed;
+  while (n + left_out < kBatchLines && bytes < kBatchBytes) {
+    auto next = lines->Next(&line, &number, &too_long);
+    if (!next.ok()) {
+      failed = next.status();
+      break;
+    }
+    if (!(more = *next)) break;
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;  // blank
+    if (too_long || !files::ValidUtf8(line)) {
+      bad->push_back(
+          {display, number, too_long ? "the line is longer than 64 MiB" : "invalid UTF-8"});
+      ++left_out;
+      continue;
+    }
+    duckdb_append_uint64(app, number);
+    duckdb_append_varchar_length(app, line.data(), line.size());
+    if (duckdb_appender_end_row(app) != DuckDBSuccess) {
+      failed = Status::Internal(std::string("DuckDB appender: ") + duckdb_appender_error(app));
+      break;
+    }
+    ++n;
+    bytes += line.size();
+  }
+  if (duckdb_appender_destroy(&app) != DuckDBSuccess && failed.ok()) {
+    failed = Status::Internal("DuckDB appender: the batch did not flush");
+  }
+  if (!failed.ok()) return failed;
+  return more || n > 0;
+}
+
+// The rows of the loaded batch of JSONL lines of file i of `t` (malformedRows skip):
+// dbs_line, dbs_reason (NULL for a good row: else why the line is left out), then the table's
+// columns by name, as read_json with the same columns would give them. No JSON function sees
+// a line that is not a JSON object (they would fail the query): those become '{}' first.
+std::string JsonLinesFrom(const TableInfo& t, size_t i) {
+  std::string fields, checks;
+  for (const auto& [name, type] : t.json_lines_columns) {
+    fields += ", dbs_r." + SqlIdent(name) + " AS " + SqlIdent(name);
+    if (type == "VARCHAR" || type == "JSON") continue;  // every JSON value has a text form
+    const std::string value = "json_extract(dbs_v, " + SqlString(JsonPointer(name)) + ")";
+    checks += ", CASE WHEN dbs_r." + SqlIdent(name) + " IS NULL AND " + value +
+              " IS NOT NULL AND CAST(" + value + " AS VARCHAR) <> 'null' THEN " +
+              SqlString("column \"" + name + "\": ") + " || left(CAST(" + value +
+              " AS VARCHAR), 100) || " + SqlString(" is not a valid " + type) + " END";
+  }
+  const std::string lines = std::string("(SELECT line AS dbs_line, j AS dbs_j, json_valid(j) AS ") +
+                            "dbs_ok FROM " + kLines + ")";
+  const std::string judged =
+      "(SELECT dbs_line, dbs_j, CASE WHEN NOT dbs_ok THEN 'broken JSON' WHEN json_type(CASE WHEN "
+      "dbs_ok THEN dbs_j ELSE '{}' END) <> 'OBJECT' THEN 'not a JSON object' END AS dbs_bad "
+      "FROM " +
+      lines + ")";
+  const std::string objects =
+      "(SELECT dbs_line, dbs_bad, CASE WHEN dbs_bad IS NULL THEN dbs_j ELSE '{}' END AS dbs_v "
+      "FROM " +
+      judged + ")";
+  const std::string transformed = "(SELECT dbs_line, dbs_bad, dbs_v, json_transform(dbs_v, " +
+                                  SqlString(JsonSpec(t.json_lines_columns)) + ") AS dbs_r FROM " +
+                                  objects + ")";
+  return "(SELECT dbs_line, COALESCE(dbs_bad" + checks + ") AS dbs_reason" + fields +
+         PartitionConstants(t, i) + " FROM " + transformed + ")";
+}
+
+// The first line `lines` reads (from file i of `t`, named `display`) that is not a row of
+// `t`, by the same judgement as malformedRows skip; nullopt when every line is one.
+Result<std::optional<SkippedRow>> FirstBadLine(Duck* duck, const TableInfo& t, size_t i,
+                                               files::LineReader* lines, const std::string& display,
+                                               bool* created) {
+  std::vector<SkippedRow> bad;
+  while (true) {
+    DBS_ASSIGN_OR_RETURN(bool loaded, LoadLines(duck, lines, display, created, &bad));
+    if (!loaded) break;
+    DBS_ASSIGN_OR_RETURN(files::DuckResult r,
+                         duck->Query("SELECT dbs_line, dbs_reason FROM " + JsonLinesFrom(t, i) +
+                                     " WHERE dbs_reason IS NOT NULL ORDER BY dbs_line LIMIT 1"));
+    if (r.rows() > 0) {
+      bad.push_back({display, std::strtoull(r.Text(0, 0).value_or("0").c_str(), nullptr, 10),
+                     r.Text(1, 0).value_or("")});
+    }
+    if (!bad.empty()) break;
+  }
+  if (bad.empty()) return std::optional<SkippedRow>();
+  return std::optional<SkippedRow>(
+      *std::min_element(bad.begin(), bad.end(),
+                        [](const SkippedRow& a, const SkippedRow& b) { return a.line < b.line; }));
 }
 
 // DuckDB's error about `file`, without its advice section, on one line:
@@ -243,105 +369,6 @@ Status FileError(const std::string& file, const Status& s) {
     if (msg[i] == ';' && (i + 1 >= msg.size() || msg[i + 1] != ' ')) out += ' ';
   }
   return Status(s.code(), Retry::kFail, file + ": " + out);
-}
-
-template <typename T>
-const T* Data(duckdb_vector v) {
-  return static_cast<const T*>(duckdb_vector_get_data(v));
-}
-
-std::string_view StringAt(duckdb_vector v, size_t row) {
-  duckdb_string_t* s = static_cast<duckdb_string_t*>(duckdb_vector_get_data(v)) + row;
-  return std::string_view(duckdb_string_t_data(s), duckdb_string_t_length(*s));
-}
-
-// Appends row `row` of vector `v` (of ReadType(col->type())) to `col`.
-Status AppendCell(duckdb_vector v, size_t row, const Column& c, ColumnVector* col) {
-  uint64_t* validity = duckdb_vector_get_validity(v);
-  if (validity != nullptr && !duckdb_validity_row_is_valid(validity, row)) {
-    col->AppendNull();
-    return Status::Ok();
-  }
-  switch (c.type) {
-    case LogicalType::kBool:
-      col->AppendBool(Data<bool>(v)[row]);
-      break;
-    case LogicalType::kInt8:
-    case LogicalType::kInt16:
-    case LogicalType::kInt32:
-    case LogicalType::kInt64: {
-      const int64_t x = Data<int64_t>(v)[row];
-      const int64_t lim = c.type == LogicalType::kInt8    ? 127
-                          : c.type == LogicalType::kInt16 ? 32767
-                          : c.type == LogicalType::kInt32 ? 2147483647
-                                                          : std::numeric_limits<int64_t>::max();
-      if (x > lim || x < -lim - 1) {
-        return Status::InvalidArgument("column " + c.name + ": " + std::to_string(x) +
-                                       " is out of range");
-      }
-      col->AppendInt(x);
-      break;
-    }
-    case LogicalType::kUInt8:
-    case LogicalType::kUInt16:
-    case LogicalType::kUInt32:
-    case LogicalType::kUInt64:
-      col->AppendUInt(Data<uint64_t>(v)[row]);
-      break;
-    case LogicalType::kFloat32:
-      col->AppendFloat32(Data<float>(v)[row]);
-      break;
-    case LogicalType::kFloat64:
-      col->AppendFloat64(Data<double>(v)[row]);
-      break;
-    case LogicalType::kDate: {
-      const int32_t d = Data<int32_t>(v)[row];
-      if (d == std::numeric_limits<int32_t>::max()) {
-        col->AppendDate(kDatePosInfinity);
-      } else if (d == -std::numeric_limits<int32_t>::max()) {
-        col->AppendDate(kDateNegInfinity);
-      } else {
-        col->AppendDate(static_cast<int32_t>(d - kUnixToEpochDays));
-      }
-      break;
-    }
-    case LogicalType::kTime:
-      col->AppendMicros(Data<int64_t>(v)[row]);
-      break;
-    case LogicalType::kTimestamp:
-    case LogicalType::kTimestampTz: {
-      const int64_t ts = Data<int64_t>(v)[row];
-      if (ts == std::numeric_limits<int64_t>::max()) {
-        col->AppendMicros(kTimestampPosInfinity);
-      } else if (ts == -std::numeric_limits<int64_t>::max()) {
-        col->AppendMicros(kTimestampNegInfinity);
-      } else {
-        col->AppendMicros(ts - kUnixToEpochMicros);
-      }
-      break;
-    }
-    case LogicalType::kInterval: {
-      const duckdb_interval iv = Data<duckdb_interval>(v)[row];
-      col->AppendInterval(Interval{iv.months, iv.days, iv.micros});
-      break;
-    }
-    case LogicalType::kUuid: {
-      Uuid u;
-      if (!ParseUuid(StringAt(v, row), &u)) {
-        return Status::InvalidArgument("column " + c.name + ": '" + std::string(StringAt(v, row)) +
-                                       "' is not a UUID");
-      }
-      col->AppendUuid(u);
-      break;
-    }
-    case LogicalType::kBit:
-      col->AppendBytes(EncodeBits(StringAt(v, row)));
-      break;
-    default:  // text-like and bytes
-      col->AppendBytes(StringAt(v, row));
-      break;
-  }
-  return Status::Ok();
 }
 
 class FileRowReader : public RowReader {
@@ -364,10 +391,14 @@ class FileRowReader : public RowReader {
         if (!more) return false;
         continue;
       }
+      if (lead_ > 0 && SkipBadLine()) {
+        ++offset_;
+        continue;
+      }
       for (size_t i = 0; i < cols_.size(); ++i) {
         const Column& c = t_->schema.columns[cols_[i]];
-        Status s =
-            AppendCell(duckdb_data_chunk_get_vector(chunk_, i), offset_, c, &out->columns[i]);
+        Status s = AppendCell(duckdb_data_chunk_get_vector(chunk_, lead_ + i), offset_, c,
+                              &out->columns[i]);
         if (!s.ok()) return s.WithContext(Where());
       }
       ++offset_;
@@ -379,10 +410,39 @@ class FileRowReader : public RowReader {
     return true;
   }
 
+  std::vector<SkippedRow> TakeSkipped() override {
+    std::vector<SkippedRow> out;
+    out.swap(skipped_);
+    return out;
+  }
+
  private:
+  std::string File() const {
+    if (t_->where.files.empty()) return t_->where.name;
+    return t_->where.files[file_index_ == 0 ? 0 : file_index_ - 1];
+  }
   std::string Where() const {
-    return t_->where.files[file_index_ == 0 ? 0 : file_index_ - 1] + ", data row " +
-           std::to_string(file_rows_ + 1);
+    if (t_->where.files.empty()) return t_->where.name + ", data row " + std::to_string(emitted_);
+    return File() + ", data row " + std::to_string(file_rows_ + 1);
+  }
+
+  // JSONL lines (lead_ == 2): true when the row at offset_ is a line left out, recorded.
+  bool SkipBadLine() {
+    duckdb_vector reason = duckdb_data_chunk_get_vector(chunk_, 1);
+    uint64_t* validity = duckdb_vector_get_validity(reason);
+    if (validity != nullptr && !duckdb_validity_row_is_valid(validity, offset_)) return false;
+    const uint64_t line = static_cast<const uint64_t*>(
+        duckdb_vector_get_data(duckdb_data_chunk_get_vector(chunk_, 0)))[offset_];
+    skipped_.push_back({File(), line, std::string(StringAt(reason, offset_))});
+    return true;
+  }
+
+  std::string SelectList() const {
+    std::string sql = "SELECT ";
+    for (size_t i = 0; i < cols_.size(); ++i) {
+      sql += (i ? ", " : "") + t_->reads[cols_[i]].expr;
+    }
+    return sql;
   }
 
   // The next chunk of the current file, opening the next file when one ends; false at the end.
@@ -390,7 +450,7 @@ class FileRowReader : public RowReader {
     while (true) {
       if (stream_) {
         auto c = stream_->Next();
-        if (!c.ok()) return FileError(t_->where.files[file_index_ - 1], c.status());
+        if (!c.ok()) return JsonLinesError(FileError(File(), c.status()));
         if (*c != nullptr) {
           chunk_ = *c;
           chunk_rows_ = duckdb_data_chunk_get_size(chunk_);
@@ -399,7 +459,31 @@ class FileRowReader : public RowReader {
         }
         stream_.reset();
         chunk_ = nullptr;
+        if (lines_) {
+          DBS_ASSIGN_OR_RETURN(bool loaded, LoadBatch());
+          if (loaded) {
+            DBS_RETURN_IF_ERROR(StreamBatch());
+            continue;
+          }
+          lines_.reset();
+        } else if (t_->skip && t_->where.format == FileFormat::kCsv) {
+          DBS_RETURN_IF_ERROR(TakeRejects());
+        }
         copy_.reset();
+      }
+      if (!t_->where.changes.empty()) {
+        if (replayed_) return false;
+        replayed_ = true;
+        // The snapshot and its change files, replayed in one statement (local files only).
+        DBS_ASSIGN_OR_RETURN(
+            std::string replay,
+            files::ReplaySql(*t_->where.manifest, t_->where.files, t_->where.changes));
+        file_index_ = t_->where.files.size();
+        auto s = duck_->Stream(SelectList() + " FROM (" + replay + ")" +
+                               (filter_.empty() ? "" : " WHERE " + filter_));
+        if (!s.ok()) return FileError(t_->where.name + " (with its change files)", s.status());
+        stream_ = std::move(s).value();
+        continue;
       }
       if (file_index_ >= t_->where.files.size()) return false;
       const std::string& file = t_->where.files[file_index_];
@@ -407,16 +491,77 @@ class FileRowReader : public RowReader {
                            LocalPath(remote_.get(), t_->where, file_index_, &copy_));
       ++file_index_;
       file_rows_ = 0;
-      std::string sql = "SELECT ";
-      for (size_t i = 0; i < cols_.size(); ++i) {
-        sql += (i ? ", " : "") + t_->reads[cols_[i]].expr;
+      if (t_->skip && t_->where.format == FileFormat::kJsonl) {
+        DBS_ASSIGN_OR_RETURN(lines_, files::LineReader::Open(local, file));
+        lead_ = 2;
+        DBS_ASSIGN_OR_RETURN(bool loaded, LoadBatch());
+        if (loaded) {
+          DBS_RETURN_IF_ERROR(StreamBatch());
+        } else {
+          lines_.reset();
+          copy_.reset();
+        }
+        continue;
       }
-      sql += " FROM " + Reader(*t_, local);
+      lead_ = 0;
+      std::string sql = SelectList() + " FROM " + FromClause(*t_, file_index_ - 1, local);
       if (!filter_.empty()) sql += " WHERE " + filter_;
+      local_ = local;
       auto s = duck_->Stream(sql);
-      if (!s.ok()) return FileError(file, s.status());
+      if (!s.ok()) return JsonLinesError(FileError(file, s.status()));
       stream_ = std::move(s).value();
     }
+  }
+
+  // `failed`, read_json's error about the current file, or the file's first bad line as the
+  // line-by-line reading finds it: read_json names where its parser noticed (often a line
+  // later) and not the column.
+  Status JsonLinesError(const Status& failed) {
+    if (t_->where.format != FileFormat::kJsonl || t_->skip || t_->json_lines_columns.empty() ||
+        local_.empty()) {
+      return failed;
+    }
+    stream_.reset();
+    chunk_ = nullptr;
+    auto lines = files::LineReader::Open(local_, File());
+    if (!lines.ok()) return failed;
+    auto bad = FirstBadLine(duck_.get(), *t_, file_index_ - 1, lines->get(), File(), &lines_table_);
+    if (!bad.ok() || !*bad) return failed;
+    const SkippedRow& first = **bad;
+    return Status(failed.code(), Retry::kFail,
+                  first.file + ", line " + std::to_string(first.line) + ": " + first.reason);
+  }
+
+  // The rows DuckDB left out of the CSV file just read (its rejects table), one per line.
+  Status TakeRejects() {
+    auto r = duck_->Query(std::string("SELECT line, column_name, error_message FROM ") + kRejects +
+                          " ORDER BY line, column_idx");
+    if (!r.ok()) return Status::Ok();  // no table: nothing was rejected
+    uint64_t last = 0;
+    for (size_t i = 0; i < r->rows(); ++i) {
+      const uint64_t line = std::strtoull(r->Text(0, i).value_or("0").c_str(), nullptr, 10);
+      if (line == last && line != 0) continue;  // one reason a line
+      last = line;
+      skipped_.push_back({File(), line, r->Text(2, i).value_or("rejected")});
+    }
+    DBS_RETURN_IF_ERROR(duck_->Exec(std::string("DROP TABLE IF EXISTS ") + kRejects));
+    return duck_->Exec(std::string("DROP TABLE IF EXISTS ") + kRejectScans);
+  }
+
+  Result<bool> LoadBatch() {
+    return LoadLines(duck_.get(), lines_.get(), File(), &lines_table_, &skipped_);
+  }
+
+  Status StreamBatch() {
+    std::string sql = "SELECT dbs_line, dbs_reason";
+    for (size_t i = 0; i < cols_.size(); ++i) sql += ", " + t_->reads[cols_[i]].expr;
+    sql += " FROM " + JsonLinesFrom(*t_, file_index_ - 1);
+    if (!filter_.empty()) sql += " WHERE dbs_reason IS NOT NULL OR (" + filter_ + ")";
+    sql += " ORDER BY dbs_line";
+    auto s = duck_->Stream(sql);
+    if (!s.ok()) return FileError(File(), s.status());
+    stream_ = std::move(s).value();
+    return Status::Ok();
   }
 
   std::unique_ptr<Duck> duck_;
@@ -430,6 +575,14 @@ class FileRowReader : public RowReader {
   duckdb_data_chunk chunk_ = nullptr;  // owned by stream_
   size_t chunk_rows_ = 0, offset_ = 0, file_index_ = 0;
   uint64_t emitted_ = 0, file_rows_ = 0;
+  // malformedRows skip: the rows left out and not yet taken; for JSONL, the file's lines and
+  // the two leading columns (line, reason) of each chunk.
+  std::vector<SkippedRow> skipped_;
+  std::unique_ptr<files::LineReader> lines_;
+  size_t lead_ = 0;
+  bool lines_table_ = false;
+  std::string local_;      // the local path of the file being read
+  bool replayed_ = false;  // the replay statement of a table with change files was opened
 };
 
 class FileSnapshot : public Snapshot {
@@ -486,6 +639,14 @@ class FileSource : public Source {
   }
   std::string DefaultSchema() const override { return kSchema; }
 
+  // Takes the selectors' column types; tables described before are described again.
+  Status Configure(const StreamConfig& config) override {
+    selectors_ = config.tables;
+    skip_ = config.malformed_rows == MalformedRows::kSkip;
+    tables_.clear();
+    return Status::Ok();
+  }
+
   Result<TableSchema> Describe(const TableRef& table) override {
     DBS_RETURN_IF_ERROR(Scan());
     auto cached = tables_.find(table.name);
@@ -498,6 +659,10 @@ class FileSource : public Source {
     info.where = it->second;
     info.schema.schema = kSchema;
     info.schema.name = table.name;
+    if (info.where.manifest && !TypesFor(table.name).empty()) {
+      return Status::InvalidArgument("columnTypes of table " + table.name + ": the table has a " +
+                                     files::kManifestName + ", whose column types are exact");
+    }
     if (info.where.manifest) {
       const files::Manifest& m = *info.where.manifest;
       for (size_t i = 0; i < m.table.columns.size(); ++i) {
@@ -569,6 +734,15 @@ class FileSource : public Source {
       if (ec) return Status::IoError("listing " + path_ + ": " + ec.message());
       std::sort(entries.begin(), entries.end());
       for (const auto& e : entries) {
+        std::error_code ec2;
+        if (e.is_directory(ec2) && files::PartitionKeyOf(e.path().filename().string())) {
+          // The folder is one partitioned table itself (named by the folder).
+          DBS_RETURN_IF_ERROR(AddFolder(path_));
+          scanned_ = true;
+          return Status::Ok();
+        }
+      }
+      for (const auto& e : entries) {
         const std::string n = e.path().filename().string();
         if (n.empty() || n[0] == '.') continue;
         if (e.is_directory()) {
@@ -630,6 +804,14 @@ class FileSource : public Source {
       return AddKey(last);
     }
     for (const ObjectInfo& o : entries) {
+      if (o.is_prefix && !prefix.empty() &&
+          files::PartitionKeyOf(o.key.substr(0, o.key.size() - 1))) {
+        // The prefix is one partitioned table itself (named by its last part).
+        DBS_RETURN_IF_ERROR(open_at(parent));
+        return AddS3Folder(last);
+      }
+    }
+    for (const ObjectInfo& o : entries) {
       const std::string name = o.is_prefix ? o.key.substr(0, o.key.size() - 1) : o.key;
       if (name.empty() || name[0] == '.') continue;
       if (o.is_prefix) {
@@ -663,21 +845,27 @@ class FileSource : public Source {
       return Status::Ok();
     }
     if (m.status().code() != StatusCode::kNotFound) return m.status();
-    DBS_ASSIGN_OR_RETURN(auto objects, remote_->store->List(dir, false));
+    // Its data files, and those inside its partition folders (any depth).
+    DBS_ASSIGN_OR_RETURN(auto objects, remote_->store->List(dir, true));
+    std::vector<std::pair<std::string, std::string>> found;
+    std::map<std::string, std::string> key_of;  // display name -> object key
     for (const ObjectInfo& o : objects) {
-      if (o.is_prefix) continue;
-      const std::string n = o.key.substr(o.key.rfind('/') + 1);
-      auto f = files::FormatOfFile(n);
-      if (!f || n[0] == '.') continue;
-      if (!t.keys.empty() && *f != t.format) {
-        return Status::InvalidArgument("the folder " + remote_->base + dir + " mixes file formats");
+      if (o.is_prefix || o.key.size() <= dir.size() + 1 || o.key[dir.size()] != '/' ||
+          o.key.compare(0, dir.size(), dir) != 0) {
+        continue;
       }
-      t.format = *f;
-      t.files.push_back(remote_->base + o.key);
-      t.keys.push_back(o.key);
+      const std::string rel = o.key.substr(dir.size() + 1);
+      const std::string n = rel.substr(rel.rfind('/') + 1);
+      if (!files::FormatOfFile(n) || !files::PartitionFolderOf(rel)) continue;
+      found.emplace_back(rel, remote_->base + o.key);
+      key_of[remote_->base + o.key] = o.key;
     }
-    if (t.keys.empty()) return Status::Ok();  // not a table
-    where_[t.name] = std::move(t);
+    const std::string name = t.name;
+    DBS_RETURN_IF_ERROR(AddTableFiles(remote_->base + dir, std::move(t), std::move(found)));
+    auto added = where_.find(name);
+    if (added != where_.end()) {
+      for (const std::string& f : added->second.files) added->second.keys.push_back(key_of[f]);
+    }
     return Status::Ok();
   }
 
@@ -702,31 +890,71 @@ class FileSource : public Source {
       t.format = m->format;
       for (const files::ManifestFile& f : m->files) t.files.push_back(dir + "/" + f.name);
       t.manifest = std::move(m).value();
+      t.changes = files::ChangeFilesIn(dir);
       where_[t.name] = std::move(t);
       return Status::Ok();
     }
     if (m.status().code() != StatusCode::kNotFound) return m.status();
+    // The data files of the folder, and those inside its partition folders (any depth).
+    std::vector<std::pair<std::string, std::string>> found;  // relative path, absolute path
+    DBS_RETURN_IF_ERROR(CollectFiles(dir, "", 0, &found));
+    return AddTableFiles(dir, std::move(t), std::move(found));
+  }
+
+  // Adds the data files of `dir` (relative path "" at the top) and, recursively, of its
+  // partition folders to *out; other folders are not entered.
+  static Status CollectFiles(const std::string& dir, const std::string& rel, int depth,
+                             std::vector<std::pair<std::string, std::string>>* out) {
+    if (depth > 64) return Status::InvalidArgument("partition folders nest too deep at " + dir);
     std::error_code ec;
-    std::vector<std::string> found;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       const std::string n = e.path().filename().string();
-      if (!e.is_regular_file()) continue;
-      auto f = files::FormatOfFile(n);
-      if (!f) continue;
-      if (!found.empty() && *f != t.format) {
+      const std::string r = rel.empty() ? n : rel + "/" + n;
+      std::error_code ec2;
+      if (e.is_directory(ec2)) {
+        if (files::PartitionKeyOf(n)) {
+          DBS_RETURN_IF_ERROR(CollectFiles(e.path().string(), r, depth + 1, out));
+        }
+      } else if (e.is_regular_file(ec2) && files::FormatOfFile(n)) {
+        out->emplace_back(r, e.path().string());
+      }
+    }
+    if (ec) return Status::IoError("listing " + dir + ": " + ec.message());
+    return Status::Ok();
+  }
+
+  // A table of the files `found` (paths relative to the table folder `dir`, and the names the
+  // files are read by): all directly in `dir`, or all in partition folders with the same keys.
+  Status AddTableFiles(const std::string& dir, FileTable t,
+                       std::vector<std::pair<std::string, std::string>> found) {
+    if (found.empty()) return Status::Ok();  // not a table
+    std::sort(found.begin(), found.end());
+    bool flat = false, partitioned = false;
+    for (const auto& [rel, name] : found) {
+      auto f = files::FormatOfFile(fs::path(rel).filename().string());
+      if (!t.files.empty() && *f != t.format) {
         return Status::InvalidArgument("the folder " + dir + " mixes file formats");
       }
       t.format = *f;
-      found.push_back(e.path().string());
+      const std::optional<std::string> folder = files::PartitionFolderOf(rel);
+      (folder->empty() ? flat : partitioned) = true;
+      if (flat && partitioned) {
+        return Status::InvalidArgument("the folder " + dir +
+                                       " holds data files both directly and in partition "
+                                       "folders (key=value/): move " +
+                                       (folder->empty() ? rel : found.front().first));
+      }
+      t.files.push_back(name);
+      t.folders.push_back(*folder);
     }
-    if (found.empty()) return Status::Ok();  // not a table
-    std::sort(found.begin(), found.end());
-    t.files = std::move(found);
+    if (flat) t.folders.clear();
+    t.dir = dir;
     where_[t.name] = std::move(t);
     return Status::Ok();
   }
 
-  // Columns of a table without a manifest: DuckDB's view of its first file.
+  // Columns of a table without a manifest: DuckDB's view of its first file, with the types the
+  // stream's selector overrides (Configure), then the partition columns.
   Status Sniff(TableInfo* info) {
     if (!duck_) {
       DBS_ASSIGN_OR_RETURN(duck_, Duck::Open(1, "256MB"));
@@ -734,69 +962,310 @@ class FileSource : public Source {
     const std::string& first = info->where.files.front();
     std::unique_ptr<files::LocalCopy> copy;
     DBS_ASSIGN_OR_RETURN(std::string local, LocalPath(remote_.get(), info->where, 0, &copy));
+    DBS_RETURN_IF_ERROR(ResolvePartitions(info));
+    info->skip = skip_;
+    const bool json_lines = skip_ && info->where.format == FileFormat::kJsonl;
+    std::map<std::string, std::string> overrides = TypesFor(info->where.name);
+    const std::string what = "columnTypes of table " + info->where.name;
+    // The overrides of the files' own columns; those left over name partition keys or nothing.
+    auto take = [&](std::vector<std::pair<std::string, std::string>>* columns) {
+      for (auto& [name, type] : *columns) {
+        auto o = overrides.find(name);
+        if (o == overrides.end()) continue;
+        type = o->second;
+        info->casts.emplace_back(name, o->second);
+        overrides.erase(o);
+      }
+    };
+    std::vector<std::pair<std::string, std::string>> file_columns;
     if (info->where.format == FileFormat::kCsv) {
-      DBS_ASSIGN_OR_RETURN(info->csv_options, SniffCsv(local, first));
+      DBS_ASSIGN_OR_RETURN(CsvDialect dialect, SniffCsv(local, first));
+      file_columns = dialect.columns;
+      take(&dialect.columns);
+      info->csv_options = dialect.options + CsvColumns(dialect.columns);
+    } else if (json_lines) {
+      DBS_ASSIGN_OR_RETURN(file_columns, SniffJsonLines(local, first));
+      info->json_lines_columns = file_columns;
+      take(&info->json_lines_columns);
+    } else if (!overrides.empty()) {
+      DBS_ASSIGN_OR_RETURN(file_columns, DescribeColumns(Reader(*info, local), first));
+      take(&file_columns);
+      if (info->where.format == FileFormat::kJsonl) info->json_columns = CsvColumns(file_columns);
     }
-    auto d = duck_->Query("DESCRIBE SELECT * FROM " + Reader(*info, local));
-    if (!d.ok()) return FileError(first, d.status());
-    for (size_t r = 0; r < d->rows(); ++r) {
-      const std::string name = d->Text(0, r).value_or("");
-      const std::string type = d->Text(1, r).value_or("VARCHAR");
+    files::Partitions& p = info->partitions;
+    for (size_t k = 0; k < p.keys.size(); ++k) {
+      auto o = overrides.find(p.keys[k]);
+      if (o == overrides.end()) continue;
+      p.types[k] = o->second;
+      overrides.erase(o);
+      DBS_RETURN_IF_ERROR(CheckPartitionValues(*info, k).WithContext(what));
+    }
+    if (!overrides.empty()) {
+      std::string names;
+      for (const auto& [name, type] : file_columns) names += (names.empty() ? "" : ", ") + name;
+      for (const std::string& k : p.keys) names += (names.empty() ? "" : ", ") + k;
+      return Status::InvalidArgument(what + " names column '" + overrides.begin()->first +
+                                     "', which it does not have" +
+                                     (names.empty() ? "" : " (columns: " + names + ")"));
+    }
+    std::vector<std::pair<std::string, std::string>> columns = info->json_lines_columns;
+    if (!json_lines) {
+      auto described = DescribeColumns(Reader(*info, local), first);
+      if (!described.ok() && info->where.format == FileFormat::kJsonl) {
+        return NameBadJsonLine(info, local, described.status());
+      }
+      if (!described.ok()) {
+        return info->casts.empty() ? described.status() : described.status().WithContext(what);
+      }
+      columns = std::move(described).value();
+    } else if (!info->casts.empty()) {
+      // DuckDB checks the types the stream set.
+      auto checked = duck_->Query("SELECT json_transform('{}', " +
+                                  SqlString(JsonSpec(info->json_lines_columns)) + ")");
+      if (!checked.ok()) return FileError(first, checked.status()).WithContext(what);
+    }
+    if (columns.empty()) return Status::InvalidArgument(first + " has no columns");
+    for (const auto& [name, type] : columns) {
+      for (const std::string& k : p.keys) {
+        if (name == k) {
+          return Status::InvalidArgument(first + " has a column " + name +
+                                         ", which is also its partition key (" + name + "=...)");
+        }
+      }
+    }
+    if (!json_lines && info->where.format == FileFormat::kJsonl) {
+      info->json_lines_columns = columns;  // to name a bad line when read_json fails
+      for (auto& [name, type] : info->json_lines_columns) type = JsonLinesType(type);
+    }
+    for (size_t k = 0; k < p.keys.size(); ++k) columns.emplace_back(p.keys[k], p.types[k]);
+    for (const auto& [name, type] : columns) {
       ColumnRead read;
       info->schema.columns.push_back(ColumnFromDuck(name, type, &read.expr));
       read.type = info->schema.columns.back().type;
       info->reads.push_back(std::move(read));
     }
-    if (info->schema.columns.empty()) return Status::InvalidArgument(first + " has no columns");
     return Status::Ok();
   }
 
-  // read_csv arguments (after the file name) for every file of a CSV table: DuckDB's sniffed
-  // dialect and types. When the sniffer fails or is fooled into one column holding the
-  // delimiter (a row with a different field count does that), the file is parsed strictly with
-  // the extension's delimiter and text columns, so that the bad row is named by its line.
-  // `file` is the local path, `display` the name for messages.
-  Result<std::string> SniffCsv(const std::string& file, const std::string& display) {
+  // The columns of a JSONL table read line by line (malformedRows skip): read_json's sniffing of
+  // the first file's first lines that are JSON objects, copied to a private file (the lines
+  // that are not would make it fail or turn every column into one JSON column). Nested types
+  // are read as JSON documents, as read_json's nested columns are.
+  Result<std::vector<std::pair<std::string, std::string>>> SniffJsonLines(
+      const std::string& file, const std::string& display) {
+    DBS_ASSIGN_OR_RETURN(auto lines, files::LineReader::Open(file, display));
+    DBS_ASSIGN_OR_RETURN(auto spill, files::SpillDir::Create("jsonl-sample"));
+    const std::string sample = spill->path() + "/sample.jsonl";
+    std::ofstream out(sample, std::ios::binary);
+    std::string line;
+    uint64_t number = 0;
+    bool too_long = false;
+    size_t good = 0;
+    bool first = true;
+    while (good < 20480) {
+      DBS_ASSIGN_OR_RETURN(bool more, lines->Next(&line, &number, &too_long));
+      if (!more) break;
+      const size_t start = line.find_first_not_of(" \t");
+      if (start == std::string::npos) continue;
+      if (first && line[start] == '[' && !json::accept(line)) {
+        return Status::Unsupported(display +
+                                   " is a JSON array document, not JSON Lines: malformedRows "
+                                   "skip reads one JSON object a line (use fail for it)");
+      }
+      first = false;
+      if (too_long || line[start] != '{' || !files::ValidUtf8(line) || !json::accept(line)) {
+        continue;
+      }
+      out << line << '\n';
+      ++good;
+    }
+    out.close();
+    if (good == 0) {
+      return Status::InvalidArgument(display +
+                                     " has no line that is a JSON object to take the "
+                                     "columns from");
+    }
+    DBS_ASSIGN_OR_RETURN(auto columns,
+                         DescribeColumns("read_json(" + SqlString(sample) +
+                                             ", format = 'newline_delimited', hive_partitioning = "
+                                             "false)",
+                                         display));
+    for (auto& [name, type] : columns) type = JsonLinesType(type);
+    return columns;
+  }
+
+  // `failed`, read_json's error sniffing the first file of a JSONL table, or that file's first
+  // bad line (see FileRowReader::JsonLinesError).
+  Status NameBadJsonLine(TableInfo* info, const std::string& local, const Status& failed) {
+    const std::string& first = info->where.files.front();
+    auto columns = SniffJsonLines(local, first);
+    if (!columns.ok()) return failed;
+    TableInfo probe = *info;
+    probe.json_lines_columns = std::move(columns).value();
+    for (auto& [name, type] : probe.json_lines_columns) {
+      for (const auto& [cast_name, cast_type] : info->casts) {
+        if (name == cast_name) type = cast_type;
+      }
+    }
+    auto lines = files::LineReader::Open(local, first);
+    if (!lines.ok()) return failed;
+    auto bad = FirstBadLine(duck_.get(), probe, 0, lines->get(), first, &lines_table_);
+    if (!bad.ok() || !*bad) return failed;
+    return Status(failed.code(), Retry::kFail,
+                  first + ", line " + std::to_string((*bad)->line) + ": " + (*bad)->reason);
+  }
+
+  // The column names and DuckDB types of `from`, a FROM clause reading file `display`.
+  Result<std::vector<std::pair<std::string, std::string>>> DescribeColumns(
+      const std::string& from, const std::string& display) {
+    auto d = duck_->Query("DESCRIBE SELECT * FROM " + from);
+    if (!d.ok()) return FileError(display, d.status());
+    std::vector<std::pair<std::string, std::string>> columns;
+    for (size_t r = 0; r < d->rows(); ++r) {
+      columns.emplace_back(d->Text(0, r).value_or(""), d->Text(1, r).value_or("VARCHAR"));
+    }
+    return columns;
+  }
+
+  // The partition keys, types and values of a partitioned table (partitions.h).
+  Status ResolvePartitions(TableInfo* info) {
+    const FileTable& w = info->where;
+    if (w.folders.empty()) return Status::Ok();
+    std::vector<std::string> unique;
+    std::map<std::string, size_t> index;
+    for (const std::string& f : w.folders) {
+      auto [it, added] = index.emplace(f, unique.size());
+      if (added) unique.push_back(f);
+      info->folder_of.push_back(it->second);
+    }
+    DBS_ASSIGN_OR_RETURN(info->partitions, files::ResolvePartitions(duck_.get(), unique, w.dir));
+    info->folders = std::move(unique);
+    return Status::Ok();
+  }
+
+  // Every folder's value of partition key k casts to its (overridden) type.
+  Status CheckPartitionValues(const TableInfo& info, size_t k) {
+    const files::Partitions& p = info.partitions;
+    for (size_t f = 0; f < p.values.size(); ++f) {
+      const std::optional<std::string>& v = p.values[f][k];
+      if (!v) continue;
+      auto r = duck_->Query("SELECT TRY_CAST(" + SqlString(*v) + " AS " + p.types[k] + ") IS NULL");
+      if (!r.ok()) return Status::InvalidArgument("'" + p.types[k] + "': " + r.status().message());
+      if (r->Text(0, 0).value_or("true") == "true") {
+        return Status::InvalidArgument(info.where.dir + "/" + info.folders[f] + ": the value '" +
+                                       *v + "' of " + p.keys[k] + " is not a valid " + p.types[k]);
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The column types the stream sets for `table`: those of the first selector matching it
+  // (the one PlanTables plans it by).
+  std::map<std::string, std::string> TypesFor(const std::string& table) const {
+    for (const TableSelector& sel : selectors_) {
+      if (sel.query.empty() && MatchTablePattern(sel.pattern, kSchema, table, kSchema)) {
+        return sel.column_types;
+      }
+    }
+    return {};
+  }
+
+  // read_csv arguments (after the file name, without `columns`) for every file of a CSV table,
+  // and its columns: DuckDB's sniffed dialect and types. When the sniffer fails or is fooled
+  // into one column holding the delimiter (a row with a different field count does that), the
+  // file is parsed strictly with the extension's delimiter and text columns, so that the bad
+  // row is named by its line. `file` is the local path, `display` the name for messages.
+  Result<CsvDialect> SniffCsv(const std::string& file, const std::string& display) {
     const bool tsv = display.find(".tsv") != std::string::npos;
     const char delim = tsv ? '\t' : ',';
-    auto sniffed = duck_->Query("SELECT Prompt FROM sniff_csv(" + SqlString(file) + ")");
+    // Skipping: the sniffer passes over rows it cannot parse (else it fails on them).
+    auto sniffed = duck_->Query("SELECT Prompt FROM sniff_csv(" + SqlString(file) +
+                                (skip_ ? ", ignore_errors = true" : "") + ")");
     std::optional<std::string> prompt;
     if (sniffed.ok()) prompt = sniffed->Text(0, 0);
     const size_t open = prompt ? prompt->find('(') : std::string::npos;
     const size_t comma =
         open == std::string::npos ? open : prompt->find(',', prompt->find('\'', open + 2) + 1);
     const size_t close = prompt ? prompt->rfind(')') : std::string::npos;
+    CsvDialect out;
     if (comma != std::string::npos && close != std::string::npos && close > comma) {
       std::string opts = prompt->substr(comma, close - comma);
-      const size_t cols = opts.find("columns={");
-      const size_t cols_end = opts.find('}', cols);
-      const std::string columns =
-          cols == std::string::npos ? "" : opts.substr(cols, cols_end - cols);
+      const bool parsed = TakeColumnsOption(&opts, &out.columns);
+      if (size_t ie = opts.find(", ignore_errors=true"); ie != std::string::npos) {
+        opts.erase(ie, 20);  // the reader adds it back when skipping
+      }
       // One sniffed column whose name holds the delimiter: the dialect is wrong.
       const bool fooled =
-          columns.find("': '") == columns.rfind("': '") && columns.find(delim) != std::string::npos;
-      if (!fooled) {
+          out.columns.size() == 1 && out.columns.front().first.find(delim) != std::string::npos;
+      if (parsed && !fooled) {
         if (size_t sm = opts.find("strict_mode=false"); sm != std::string::npos) {
           opts.replace(sm, 17, "strict_mode=true");
         } else {
           opts += ", strict_mode=true";
         }
-        return opts + ", allow_quoted_nulls = false";
+        out.options = opts + ", allow_quoted_nulls = false";
+        return out;
       }
     }
     DBS_ASSIGN_OR_RETURN(std::vector<std::string> names, HeaderNames(file, delim));
-    std::string opts = std::string(", auto_detect = false, header = true, delim = ") +
-                       (tsv ? "'\t'" : "','") +
-                       ", quote = '\"', escape = '\"', strict_mode = true, "
-                       "allow_quoted_nulls = false, columns = {";
-    for (size_t i = 0; i < names.size(); ++i) {
-      opts += (i ? ", " : "") + SqlString(names[i]) + ": 'VARCHAR'";
-    }
-    opts += "}";
+    out.options = std::string(", auto_detect = false, header = true, delim = ") +
+                  (tsv ? "'\t'" : "','") +
+                  ", quote = '\"', escape = '\"', strict_mode = true, allow_quoted_nulls = false";
+    out.columns.clear();
+    for (const std::string& n : names) out.columns.emplace_back(n, "VARCHAR");
+    if (skip_) return out;  // the rows that do not fit are left out when read
     // Reads the file once: a malformed row fails here, with its line.
-    auto checked = duck_->Query("SELECT count(*) FROM read_csv(" + SqlString(file) + opts + ")");
+    auto checked = duck_->Query("SELECT count(*) FROM read_csv(" + SqlString(file) + out.options +
+                                CsvColumns(out.columns) + ")");
     if (!checked.ok()) return FileError(display, checked.status());
-    return opts;
+    return out;
+  }
+
+  // Removes "columns={'a': 'BIGINT', ...}" (sniff_csv's spelling) from the read_csv arguments
+  // *opts into *columns; false when it is missing or does not parse.
+  static bool TakeColumnsOption(std::string* opts,
+                                std::vector<std::pair<std::string, std::string>>* columns) {
+    const size_t at = opts->find("columns={");
+    if (at == std::string::npos) return false;
+    size_t i = at + 9;
+    // A quoted SQL string at i ('' inside), into *v.
+    auto quoted = [&](std::string* v) {
+      if (i >= opts->size() || (*opts)[i] != '\'') return false;
+      for (++i; i < opts->size(); ++i) {
+        if ((*opts)[i] == '\'') {
+          if (i + 1 < opts->size() && (*opts)[i + 1] == '\'') {
+            *v += '\'';
+            ++i;
+          } else {
+            ++i;
+            return true;
+          }
+        } else {
+          *v += (*opts)[i];
+        }
+      }
+      return false;
+    };
+    auto skip = [&](char c) {
+      while (i < opts->size() && (*opts)[i] == ' ') ++i;
+      if (i >= opts->size() || (*opts)[i] != c) return false;
+      ++i;
+      while (i < opts->size() && (*opts)[i] == ' ') ++i;
+      return true;
+    };
+    columns->clear();
+    while (true) {
+      std::string name, type;
+      if (!quoted(&name) || !skip(':') || !quoted(&type)) return false;
+      columns->emplace_back(std::move(name), std::move(type));
+      if (skip('}')) break;
+      if (!skip(',')) return false;
+    }
+    // The option and the ", " before it.
+    size_t from = at;
+    while (from > 0 && ((*opts)[from - 1] == ' ' || (*opts)[from - 1] == ',')) --from;
+    opts->erase(from, i - from);
+    return !columns->empty();
   }
 
   // The fields of a CSV file's first line (double quotes, "" inside them).
@@ -835,6 +1304,9 @@ class FileSource : public Source {
   bool scanned_ = false;
   std::map<std::string, FileTable> where_;
   std::map<std::string, TableInfo> tables_;  // described; read by snapshots' readers
+  std::vector<TableSelector> selectors_;     // the stream's (Configure)
+  bool skip_ = false;                        // malformedRows skip (Configure)
+  bool lines_table_ = false;                 // duck_ has dbs_lines (NameBadJsonLine)
   std::unique_ptr<Duck> duck_;
 };
 
