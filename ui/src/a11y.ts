@@ -2,7 +2,9 @@
 // serious or critical): card titles are role="heading" without aria-level, dialogs have no name,
 // CodeMirror's scroller is not focusable, the selection
 // checkboxes of a data table point aria-labelledby at an element that does not exist, and a
-// data table's scrolling body cannot be reached with the keyboard. A MutationObserver mends them
+// data table's scrolling body cannot be reached with the keyboard (its regions are named after the
+// table's data-grid-label, where it has one, so that two tables on a screen are told apart). A
+// MutationObserver mends them
 // as they appear; everything else is labelled in the components.
 function mend(root: ParentNode) {
   for (const el of root.querySelectorAll<HTMLElement>('.n-dialog[role="dialog"]:not([aria-label])')) {
@@ -15,7 +17,9 @@ function mend(root: ParentNode) {
     if (el.hasAttribute('tabindex')) continue
     el.setAttribute('tabindex', '0')
     el.setAttribute('role', 'region')
-    el.setAttribute('aria-label', el.classList.contains('n-data-table-base-table-header') ? 'table header (scrollable)' : 'table rows (scrollable)')
+    const what = el.classList.contains('n-data-table-base-table-header') ? 'table header (scrollable)' : 'table rows (scrollable)'
+    const owner = el.closest<HTMLElement>('[data-grid-label]')?.dataset.gridLabel
+    el.setAttribute('aria-label', owner ? `${owner}: ${what}` : what)
   }
   for (const el of root.querySelectorAll<HTMLElement>('[role="heading"]:not([aria-level])')) el.setAttribute('aria-level', '2')
   for (const el of root.querySelectorAll<HTMLElement>('[role="checkbox"][aria-labelledby]:not([aria-label])')) {

@@ -1,5 +1,6 @@
 // The REST API client: every call sends the session's API key in X-API-Key.
 import { reactive } from 'vue'
+import type { S3Objects } from './s3'
 
 const KEY = 'dbstreams.apiKey'
 export const BASE = '/api/v1'
@@ -142,14 +143,21 @@ export async function sse(path: string, onEvent: (event: string, data: string) =
 }
 
 // --- API shapes (docs/openapi.json)
-export type Engine = 'mysql' | 'postgres'
+export type Engine = 'mysql' | 'postgres' | 's3' | 'file'
 export interface Ssl { mode?: string; ca?: string; cert?: string; key?: string }
+// A database has host, port and database; an S3 bucket (engine s3, src/s3.ts) has bucket,
+// prefix, endpoint, region and addressing instead, its access key in `user`; a folder of the
+// server (engine file, src/folder.ts) has only `path` and its params.
 export interface Connection {
-  id: string; name: string; engine: Engine; host: string; port: number; user: string
-  database: string; ssl: Ssl; params: Record<string, string>; hasPassword: boolean
+  id: string; name: string; engine: Engine; host?: string; port?: number; user: string
+  database?: string; ssl: Ssl; params: Record<string, string>; hasPassword: boolean
+  bucket?: string; prefix?: string; endpoint?: string; region?: string; addressing?: 'path' | 'virtual'
+  path?: string
   createdAt?: number; updatedAt?: number
 }
-export interface TestResult { ok: boolean; latencyMs: number; serverVersion?: string; error?: string }
+// serverVersion for a database; objects (what is at the prefix) for a bucket; objects (the
+// number of entries) for a folder.
+export interface TestResult { ok: boolean; latencyMs: number; serverVersion?: string; objects?: S3Objects; error?: string }
 export type RunState = 'starting' | 'running' | 'paused' | 'stopping' | 'completed' | 'failed' | 'stopped'
 export interface Run {
   id: string; streamId: string; stream: string; state: RunState; error: string | null

@@ -5,7 +5,7 @@ vi.hoisted(() => {
   const m = new Map<string, string>()
   ;(globalThis as any).sessionStorage = { getItem: (k: string) => m.get(k) ?? null, setItem: (k: string, v: string) => void m.set(k, v), removeItem: (k: string) => void m.delete(k) }
 })
-import { addHistory, completionSchema, defaultAliases, loadHistory, toCsv, toJsonLines, toRowFilters, validAlias } from './explorer'
+import { addHistory, completionSchema, defaultAliases, loadHistory, nextAlias, toCsv, toJsonLines, toRowFilters, validAlias } from './explorer'
 import { erGraph } from './er'
 import { readable } from './api'
 
@@ -29,6 +29,9 @@ describe('filters and sources', () => {
   })
   it('names sources pg1, my1, pg2 and checks aliases as the API does', () => {
     expect(defaultAliases([{ id: 'a', engine: 'postgres' }, { id: 'b', engine: 'mysql' }, { id: 'c', engine: 'postgres' }]).map((s) => s.alias)).toEqual(['pg1', 'my1', 'pg2'])
+    expect(defaultAliases([{ id: 'a', engine: 's3' }, { id: 'b', engine: 'file' }, { id: 'c', engine: 's3' }, { id: 'd', engine: 'mysql' }]).map((s) => s.alias)).toEqual(['s3', 'files', 's3_2', 'my1'])
+    expect(nextAlias('postgres', new Set(['pg1', 'pg2']))).toBe('pg3')
+    expect(nextAlias('s3', new Set(['s3']))).toBe('s3_2')
     expect(validAlias('pg1')).toBe(true)
     expect(validAlias('1pg')).toBe(false)
     expect(validAlias('main')).toBe(false)

@@ -28,13 +28,25 @@ export function toRowFilters(filters: Filter[]): { column: string; op: string; v
   return out
 }
 
-// Aliases for connections in a federated query: pg1, pg2, my1, ... in the given order.
+// The next free alias of a connection's kind, as the server defaults them: pg1, pg2, ... for
+// PostgreSQL, my1, my2, ... for MySQL/MariaDB, s3, s3_2, ... for S3 buckets and files,
+// files_2, ... for folders.
+export function nextAlias(engine: string, taken: Set<string>): string {
+  const word = engine === 's3' ? 's3' : engine === 'file' ? 'files' : ''
+  const prefix = engine === 'postgres' ? 'pg' : engine === 'mysql' ? 'my' : word || String(engine).slice(0, 2)
+  for (let n = 1; ; n++) {
+    const alias = word ? (n === 1 ? word : `${word}_${n}`) : `${prefix}${n}`
+    if (!taken.has(alias.toLowerCase())) return alias
+  }
+}
+
+// Aliases for connections in a federated query, in the given order (nextAlias).
 export function defaultAliases(conns: Pick<Connection, 'id' | 'engine'>[]): FederatedSource[] {
-  const n: Record<string, number> = {}
+  const taken = new Set<string>()
   return conns.map((c) => {
-    const p = c.engine === 'postgres' ? 'pg' : c.engine === 'mysql' ? 'my' : String(c.engine).slice(0, 2)
-    n[p] = (n[p] ?? 0) + 1
-    return { alias: `${p}${n[p]}`, connectionId: c.id }
+    const alias = nextAlias(String(c.engine), taken)
+    taken.add(alias.toLowerCase())
+    return { alias, connectionId: c.id }
   })
 }
 export const validAlias = (a: string) => /^[A-Za-z][A-Za-z0-9_]{0,62}$/.test(a) && !['main', 'memory', 'system', 'temp'].includes(a.toLowerCase())

@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest'
+import {
+  awsEndpoint, bucketError, compressionFor, compressionOptions, describeObjects,
+  emptyS3Form, s3Body, s3FormOf, s3Location, validateS3, type S3Form,
+} from './s3'
+import type { Connection } from './api'
+
+const form = (over: Partial<S3Form> = {}): S3Form => ({ ...emptyS3Form(), name: 'lake', bucket: 'lake', ...over })
+
+describe('s3 bucket names', () => {
+  it('takes what S3 takes', () => {
+    for (const b of ['abc', 'my-bucket', 'logs.2026', 'a1b', 'x'.repeat(63), '0ab']) expect(bucketError(b), b).toBeNull()
+  })
+  it('refuses the rest, with the rule', () => {
+    expect(bucketError('')).toBe('bucket is required')
+    expect(bucketError('   ')).toBe('bucket is required')
+    for (const b of ['ab', 'x'.repeat(64), 'My-Bucket', 'under_score', 'has space', '-start', 'end-', '.dot', 'dot.', 'a/b', 'ünï']) {
+      expect(bucketError(b), b).toMatch(/^bucket must be a bucket name: 3 to 63 lowercase letters, digits, dots and hyphens/)
+    }
+  })
+})
+
+describe('s3 form checks', () => {
+  it('a filled form passes', () => {
+    expect(validateS3(form({ endpoint: 'http://127.0.0.1:9000', rowsPerFile: 5000 }))).toEqual({})
+    expect(validateS3(form({ name: '' }), { withName: false })).toEqual({})
+  })
+  it('names each field that is wrong', () => {
+    const e = validateS3(form({ name: ' ', bucket: 'Bad_Bucket', endpoint: 'minio:9000', region: 'us east', rowsPerFile: 0 }))
+    expect(Object.keys(e).sort()).toEqual(['bucket', 'endpoint', 'name', 'region', 'rowsPerFile'])
+    expect(e.name).toBe('name is required')
+  })
+  it('an endpoint is an http:// or https:// URL of a server, or empty (AWS)', () => {
+    const ep = (endpoint: string) => validateS3(form({ endpoint })).endpoint
+    expect(ep('')).toBeUndefined()
+    expect(ep('https://minio.internal:9000')).toBeUndefined()
+    expect(ep('http://10.0.0.5:9000/')).toBeUndefined()
+    expect(ep('ftp://host')).toMatch(/http:\/\/ or https:\/\//)
+    expect(ep('https://')).toMatch(/http:\/\/ or https:\/\//)
+    expect(ep('HTTPS://host')).toMatch(/http:\/\/ or https:\/\//)  // the API compares the scheme as written
+    expect(ep('https://host/?x=1')).toMatch(/without \? or #/)
+  })
+})
+
+describe('s3 request body', () => {
+  it('has the API fields of an S3 connection, and no database fields', () => {
+    const b = s3Body(form({
+      name: ' lake ', bucket: 'lake', prefix: '/exports/2026/', endpoint: 'https://minio.internal:9000/', region: 'eu-west-1',
+      addressing: 'virtual', accessKey: 'AKIA1 ', secretKey: 's3cret', format: 'csv', compression: 'gzip', rowsPerFile: 250000,
+    }))
+    expect(b).toEqual({
+      engine: 's3', name: 'lake', bucket: 'lake', prefix: 'exports/2026', endpoint: 'https://minio.internal:9000',
+      region: 'eu-west-1', addressing: 'virtual', user: 'AKIA1', password: 's3cret', ssl: {},
+      params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000' },
+    })
+    for (const k of ['host', 'port', 'database', 'url']) expect(b).not.toHaveProperty(k)
+  })
+  it('leaves out what is empty: the endpoint (AWS), the secret (kept on an edit), the defaults', () => {
+    const b = s3Body(form({ region: ' ' }), { withName: false })
+    expect(b).toEqual({ engine: 's3', bucket: 'lake', region: 'us-east-1', addressing: 'path', ssl: {}, params: { format: 'parquet' } })
+  })
+  it('sends the CA only when the certificate is checked', () => {
+    expect(s3Body(form({ ca: '/etc/ssl/minio.pem' })).ssl).toEqual({ ca: '/etc/ssl/minio.pem' })
+    expect(s3Body(form({ sslMode: 'require', ca: '/etc/ssl/minio.pem' })).ssl).toEqual({ mode: 'require' })
+  })
+  it('keeps a compression only where the format has it', () => {
+    expect(compressionFor('csv', 'snappy')).toBe('')
+    expect(compressionFor('parquet', 'snappy')).toBe('snappy')
+    expect(s3Body(form({ format: 'jsonl', compression: 'snappy' })).params).toEqual({ format: 'jsonl' })
+    expect(compressionOptions('parquet').map((o) => o.value)).toEqual(['', 'zstd', 'snappy', 'gzip', 'none'])
+    expect(compressionOptions('csv')[0].label).toBe('Default (none)')
+  })
+})
+
+describe('s3 saved connection', () => {
+  // What GET /connections/{id} returns for an s3 connection (src/api/connections.cc).
+  const saved: Partial<Connection> = {
+    id: 'c_1', name: 'lake', engine: 's3', bucket: 'lake', prefix: 'exports/2026', user: 'AKIA1', hasPassword: true,
+    endpoint: 'https://minio.internal:9000', region: 'eu-west-1', addressing: 'virtual',
+    ssl: { ca: '/etc/ssl/minio.pem' }, params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000' },
+  }
+  it('loads back into the form, the secret blank', () => {
+    expect(s3FormOf(saved)).toEqual({
+      name: 'lake', bucket: 'lake', prefix: 'exports/2026', endpoint: 'https://minio.internal:9000', region: 'eu-west-1',
+      addressing: 'virtual', accessKey: 'AKIA1', secretKey: '', sslMode: '', ca: '/etc/ssl/minio.pem',
+      format: 'csv', compression: 'gzip', rowsPerFile: 250000,
+    })
+  })
+  it('saved again unchanged, sends what it was created with (no password: the stored one stays)', () => {
+    const b = s3Body(s3FormOf(saved))
+    expect(b).toEqual({
+      engine: 's3', name: 'lake', bucket: 'lake', prefix: 'exports/2026', endpoint: 'https://minio.internal:9000',
+      region: 'eu-west-1', addressing: 'virtual', user: 'AKIA1', ssl: { ca: '/etc/ssl/minio.pem' },
+      params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000' },
+    })
+  })
+  it('shows the AWS endpoint the API filled in as empty, so that it follows the region', () => {
+    const f = s3FormOf({ ...saved, endpoint: awsEndpoint('eu-west-1'), params: {} })
+    expect(f.endpoint).toBe('')
+    expect(f.format).toBe('parquet')
+    expect(f.rowsPerFile).toBeNull()
+    expect(s3FormOf({ ...saved, endpoint: awsEndpoint('us-east-1') }).endpoint).toBe(awsEndpoint('us-east-1'))  // another region's
+    expect(s3FormOf({ engine: 's3', bucket: 'b' }).region).toBe('us-east-1')
+    expect(s3FormOf({ ...saved, ssl: { mode: 'require' } }).sslMode).toBe('require')
+  })
+})
+
+describe('s3 display', () => {
+  it('s3://bucket/prefix', () => {
+    expect(s3Location('lake', 'exports/2026')).toBe('s3://lake/exports/2026')
+    expect(s3Location('lake', '/exports/')).toBe('s3://lake/exports')
+    expect(s3Location('lake')).toBe('s3://lake/')
+  })
+  it('what a test found at the prefix: a count or the entries', () => {
+    expect(describeObjects(undefined).summary).toBe('')
+    expect(describeObjects(0)).toEqual({ summary: 'nothing at the prefix yet', names: [], more: 0 })
+    expect(describeObjects(1234)).toEqual({ summary: '1,234 entries at the prefix', names: [], more: 0 })
+    expect(describeObjects(['orders/', { name: 'customers.csv' }, { key: 'x.parquet' }])).toEqual(
+      { summary: '3 entries at the prefix', names: ['orders/', 'customers.csv', 'x.parquet'], more: 0 })
+    const many = describeObjects(Array.from({ length: 25 }, (_, i) => `f${i}.csv`))
+    expect([many.names.length, many.more, many.summary]).toEqual([20, 5, '25 entries at the prefix'])
+    expect(describeObjects(['only.csv']).summary).toBe('1 entry at the prefix')
+  })
+})
