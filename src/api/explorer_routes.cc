@@ -428,15 +428,27 @@ Result<json> FileRootsRoute(ExplorerState& st, ExplorerCall&) {
   return json{{"roots", st.file_roots}};
 }
 
-// The bucket of an S3 connection named by the body's connectionId.
-Result<std::unique_ptr<ObjectStore>> BucketOf(ExplorerState& st, const BodyReader& b) {
+// The connection named by the body's connectionId: an s3 connection (its bucket) or a file
+// connection (its folder, inside the server's file roots: ConnectionFromSpec checks it again).
+struct FilesOf {
+  std::unique_ptr<ObjectStore> store;  // s3 connections
+  std::string folder;                  // file connections
+};
+Result<FilesOf> ConnectionFiles(ExplorerState& st, const BodyReader& b) {
   DBS_ASSIGN_OR_RETURN(std::string id, b.String("connectionId", true, 128));
   auto conn = st.deps.connection(id);
   if (!conn.ok()) return Status::NotFound("connection " + id + " does not exist");
-  if (conn->engine != Engine::kFile || !conn->s3) {
-    return Status::InvalidArgument("connectionId must name an s3 connection (or give root)");
+  if (conn->engine != Engine::kFile) {
+    return Status::InvalidArgument(
+        "connectionId must name an s3 or file connection (or give root)");
   }
-  return files::OpenS3Of(*conn);
+  FilesOf f;
+  if (conn->s3) {
+    DBS_ASSIGN_OR_RETURN(f.store, files::OpenS3Of(*conn));
+  } else {
+    f.folder = conn->database;
+  }
+  return f;
 }
 
 Result<json> FileList(ExplorerState& st, ExplorerCall& c) {
@@ -444,9 +456,20 @@ Result<json> FileList(ExplorerState& st, ExplorerCall& c) {
   DBS_RETURN_IF_ERROR(b.status());
   if (b.Has("connectionId")) {
     if (b.Has("root")) return Status::InvalidArgument("give root or connectionId, not both");
-    DBS_ASSIGN_OR_RETURN(auto store, BucketOf(st, b));
+    DBS_ASSIGN_OR_RETURN(FilesOf f, ConnectionFiles(st, b));
     DBS_ASSIGN_OR_RETURN(std::string path, b.String("path", false, 1024));
-    auto r = explorer::ListObjects(store.get(), b.Get("connectionId"), path, 10000);
+    if (f.store == nullptr) {
+      // A folder connection: its folder is the root (nothing above it is reachable), and the
+      // targets' bookkeeping (.dbs) and other dot entries are not shown.
+      DBS_ASSIGN_OR_RETURN(json r, explorer::ListFolder({f.folder}, f.folder, path, 10000));
+      json& entries = r["entries"];
+      for (auto it = entries.begin(); it != entries.end();) {
+        it = it->value("name", "").rfind('.', 0) == 0 ? entries.erase(it) : it + 1;
+      }
+      r["connectionId"] = b.Get("connectionId");
+      return r;
+    }
+    auto r = explorer::ListObjects(f.store.get(), b.Get("connectionId"), path, 10000);
     if (!r.ok()) return Upstream(r.status());
     return r;
   }
@@ -465,10 +488,18 @@ Result<json> FileSampleRoute(ExplorerState& st, ExplorerCall& c) {
   DBS_ASSIGN_OR_RETURN(o.timeout_ms, b.Int("timeoutMs", 60000, 1, 3600000));
   if (b.Has("connectionId")) {
     if (b.Has("root")) return Status::InvalidArgument("give root or connectionId, not both");
-    DBS_ASSIGN_OR_RETURN(auto store, BucketOf(st, b));
+    DBS_ASSIGN_OR_RETURN(FilesOf f, ConnectionFiles(st, b));
     ScratchDir tmp(st.deps.temp_root, "files");
     o.temp_dir = tmp.path();
-    auto r = explorer::ObjectSample(store.get(), path, rows, o);
+    if (f.store == nullptr) {
+      DBS_ASSIGN_OR_RETURN(std::string file, explorer::ResolveFile({f.folder}, f.folder, path));
+      DBS_ASSIGN_OR_RETURN(federated::FederatedResult r,
+                           explorer::FileSample({f.folder}, file, rows, o));
+      json out = FederatedJson(r);
+      out["file"] = path;
+      return out;
+    }
+    auto r = explorer::ObjectSample(f.store.get(), path, rows, o);
     if (!r.ok()) return Upstream(r.status());
     json out = FederatedJson(*r);
     out["file"] = path;

@@ -335,6 +335,30 @@ TEST_F(ApiTest, FileConnectionsStayInsideTheRoots) {
   auto tables = Get("/api/v1/connections/" + id + "/tables");
   ASSERT_EQ(tables.first, 200) << tables.second.dump();
   EXPECT_NE(tables.second.dump().find("notes"), std::string::npos) << tables.second.dump();
+  // The explorer lists and samples the folder by connection, relative to it, never above it.
+  auto listed = Post("/api/v1/explorer/files/list", {{"connectionId", id}});
+  ASSERT_EQ(listed.first, 200) << listed.second.dump();
+  EXPECT_EQ(listed.second["connectionId"], id);
+  ASSERT_EQ(listed.second["entries"].size(), 1u) << "no .dbs: " << listed.second.dump();
+  EXPECT_EQ(listed.second["entries"][0]["path"], "notes");
+  EXPECT_EQ(listed.second["entries"][0]["kind"], "folder");
+  auto inner = Post("/api/v1/explorer/files/list", {{"connectionId", id}, {"path", "notes"}});
+  ASSERT_EQ(inner.first, 200) << inner.second.dump();
+  std::string part;
+  for (const json& e : inner.second["entries"]) {
+    if (e["name"].get<std::string>().rfind("part-", 0) == 0) part = e["path"];
+  }
+  ASSERT_FALSE(part.empty()) << inner.second.dump();
+  auto sample = Post("/api/v1/explorer/files/sample", {{"connectionId", id}, {"path", part}});
+  ASSERT_EQ(sample.first, 200) << sample.second.dump();
+  EXPECT_EQ(sample.second["rows"].size(), 2u) << sample.second.dump();
+  for (const std::string& bad : {std::string(".."), std::string("../exports"), root}) {
+    EXPECT_EQ(Post("/api/v1/explorer/files/list", {{"connectionId", id}, {"path", bad}}).first, 400)
+        << bad;
+    EXPECT_EQ(Post("/api/v1/explorer/files/sample", {{"connectionId", id}, {"path", bad}}).first,
+              400)
+        << bad;
+  }
   RunToCompletion({{"name", "from-folder"},
                    {"source", {{"connection", id}}},
                    {"target", {{"connection", pg}}},
