@@ -21,10 +21,12 @@
 #include "core/logging.h"
 #include "core/temporal.h"
 #include "federated/pushdown.h"
+#include "federated/s3_urls.h"
 #include "mysql/mysql_client.h"
 #include "postgres/pg_client.h"
 #include "sources/files/duck_vector.h"
 #include "sources/files/file_source.h"
+#include "sources/files/remote.h"
 #include "sources/mysql/mysql_source.h"
 #include "sources/postgres/postgres_source.h"
 #include "sources/source.h"
@@ -740,7 +742,21 @@ class Session {
       }
       plan.sources.push_back({t->alias, t->Statement(cols)});
     }
+    plan.sources.insert(plan.sources.end(), s3_reads_.begin(), s3_reads_.end());
     return plan;
+  }
+
+  // Mirrors the objects of the statement's s3:// URLs (s3_urls.h) into a private folder that
+  // DuckDB may read, and rewrites *sql to read the mirror. Before Prepare.
+  Status MirrorS3(const std::vector<FederatedSource>& sources,
+                  const std::vector<S3UrlLiteral>& urls, std::string* sql) {
+    DBS_ASSIGN_OR_RETURN(mirror_, files::SpillDir::Create("federated-s3"));
+    DBS_ASSIGN_OR_RETURN(MirroredS3 m,
+                         MirrorS3Urls(sources, *sql, urls, mirror_->path(), options_.max_s3_bytes));
+    *sql = std::move(m.sql);
+    s3_reads_ = std::move(m.statements);
+    options_.allowed_directories.push_back(mirror_->path());
+    return Status::Ok();
   }
 
  private:
@@ -899,6 +915,9 @@ class Session {
     return out;
   }
 
+  // Copies of the objects the statement's s3:// URLs name (removed after DuckDB closed).
+  std::unique_ptr<files::SpillDir> mirror_;
+  std::vector<SourceStatement> s3_reads_;  // what each URL read, for Explain
   FederatedOptions options_;
   SourceError error_;
   duckdb_database db_ = nullptr;
@@ -938,6 +957,8 @@ Status OpenSession(Session* s, const std::vector<FederatedSource>& sources, cons
   *body = Trim(sql);
   DBS_RETURN_IF_ERROR(s->Open(options));
   DBS_ASSIGN_OR_RETURN(json ast, s->Parse(*body));
+  DBS_ASSIGN_OR_RETURN(std::vector<S3UrlLiteral> urls, FindS3Urls(ast, *body));
+  if (!urls.empty()) DBS_RETURN_IF_ERROR(s->MirrorS3(sources, urls, body));
   return s->Prepare(sources, ast);
 }
 

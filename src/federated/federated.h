@@ -18,6 +18,9 @@
 //  - Each call opens its own in-memory DuckDB database (nothing is shared between calls) with
 //    external file access off except for `allowed_directories`.
 //  - timeout_ms interrupts DuckDB (Timeout); errors name the source alias where they come from.
+//  - s3:// URLs in file functions (read_parquet('s3://bucket/events/*.parquet')) are read with
+//    the credentials of the request's s3 source of that bucket, through local copies
+//    (s3_urls.h); EXPLAIN lists the objects each read.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +48,8 @@ struct FederatedOptions {
   uint64_t rows_per_chunk = 250000;  // key-range size of a parallel table read
   // Folders DuckDB's file functions (read_csv, read_parquet, ...) may read; empty: none.
   std::vector<std::string> allowed_directories;
+  // Bytes of objects a statement's s3:// URLs may copy in all (s3_urls.h).
+  uint64_t max_s3_bytes = 8ull << 30;
 };
 
 struct ResultColumn {

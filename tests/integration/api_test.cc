@@ -507,6 +507,17 @@ TEST_F(ApiTest, S3ConnectionsBrowseAndStreams) {
   ASSERT_EQ(fed.first, 200) << fed.second.dump();
   EXPECT_EQ(fed.second["aliases"], json::array({"s3"}));
   EXPECT_EQ(fed.second["rows"], json::parse(R"([[3, "Zoë"]])"));
+  // The object by its s3:// URL, read with the connection's credentials; EXPLAIN names it.
+  const json by_url = {
+      {"sources", {{{"connectionId", id}}}},
+      {"sql", "SELECT count(*) AS n FROM read_csv('s3://api-lake/in/people.csv')"}};
+  auto url = Post("/api/v1/explorer/federated", by_url);
+  ASSERT_EQ(url.first, 200) << url.second.dump();
+  EXPECT_EQ(url.second["rows"], json::parse("[[3]]"));
+  auto explained = Post("/api/v1/explorer/federated/explain", by_url);
+  ASSERT_EQ(explained.first, 200) << explained.second.dump();
+  EXPECT_NE(explained.second.dump().find("people.csv"), std::string::npos)
+      << explained.second.dump();
   std::lock_guard<std::mutex> l(env->seen_mu);
   EXPECT_EQ(env->seen.find((*s3)->secret_key()), std::string::npos) << "a response held the key";
 }

@@ -222,6 +222,76 @@ TEST_F(Federated, JoinsPostgresMariaDbAndParquetOnS3) {
     if (st.alias == "s3") asked = st.statement.find("\"segments\"") != std::string::npos;
   }
   EXPECT_TRUE(asked);
+
+  // The same object named by an s3:// URL in read_parquet, read with the s3 source's
+  // credentials: the same rows; EXPLAIN says which objects were read.
+  std::string by_url = JoinSql();
+  by_url.replace(by_url.find(local), local.size(),
+                 "read_parquet('s3://fed-lake/events/segments.parquet')");
+  auto url_out = federated::Run(sources, by_url, Options());
+  ASSERT_TRUE(url_out.ok()) << url_out.status().ToString();
+  EXPECT_EQ(url_out->rows, direct->rows);
+  auto url_plan = federated::Explain(sources, by_url, Options());
+  ASSERT_TRUE(url_plan.ok()) << url_plan.status().ToString();
+  bool got = false;
+  for (const SourceStatement& st : url_plan->sources) {
+    got = got || (st.alias == "s3" && st.statement.find("GET 1 object(s)") != std::string::npos &&
+                  st.statement.find("segments.parquet") != std::string::npos);
+  }
+  EXPECT_TRUE(got);
+
+  // A glob across Hive partition folders: every object, the partition keys as columns.
+  for (const char* month : {"11", "12"}) {
+    auto bytes = files::ReadWholeFile(dir_ + "/segments.parquet");
+    ASSERT_TRUE(bytes.ok());
+    auto w = (*store)->Create(std::string("events/part/year=2026/month=") + month + "/s.parquet");
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->Write(*bytes).ok());
+    ASSERT_TRUE((*w)->Commit().ok());
+  }
+  auto parts = federated::Run(
+      sources,
+      "SELECT count(*), count(DISTINCT month), min(year), sum(user_id) FROM "
+      "read_parquet('s3://fed-lake/events/part/**/*.parquet', hive_partitioning = true)",
+      Options());
+  ASSERT_TRUE(parts.ok()) << parts.status().ToString();
+  EXPECT_EQ(parts->rows, nlohmann::json::parse(R"([[2000, 2, 2026, "1001000"]])"));
+  auto one_folder = federated::Run(
+      sources,
+      "SELECT count(*) FROM read_parquet(['s3://fed-lake/events/part/year=2026/month=1?/*'])",
+      Options());
+  ASSERT_TRUE(one_folder.ok()) << one_folder.status().ToString();
+  EXPECT_EQ(one_folder->rows, nlohmann::json::parse("[[2000]]"));
+
+  // A string that is not a file function's argument is data, untouched.
+  auto data =
+      federated::Run(sources, "SELECT 's3://fed-lake/events/segments.parquet' AS u", Options());
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  EXPECT_EQ(data->rows[0][0], "s3://fed-lake/events/segments.parquet");
+
+  // Refusals: no s3 source of the bucket, a glob matching nothing, a prefix outside the
+  // connection's, a table named by a URL.
+  auto no_source = federated::Run(
+      Sources(), "SELECT count(*) FROM read_parquet('s3://fed-lake/events/segments.parquet')",
+      Options());
+  ASSERT_FALSE(no_source.ok());
+  EXPECT_NE(no_source.status().message().find("bucket fed-lake"), std::string::npos)
+      << no_source.status().ToString();
+  auto none = federated::Run(
+      sources, "SELECT count(*) FROM read_parquet('s3://fed-lake/events/nothing/*.parquet')",
+      Options());
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound) << none.status().ToString();
+  auto outside = federated::Run(
+      sources, "SELECT count(*) FROM read_csv('s3://fed-lake/other/x.csv')", Options());
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.status().message().find("bucket fed-lake"), std::string::npos)
+      << outside.status().ToString();
+  auto table = federated::Run(
+      sources, "SELECT count(*) FROM 's3://fed-lake/events/segments.parquet'", Options());
+  ASSERT_FALSE(table.ok());
+  EXPECT_NE(table.status().message().find("read_parquet("), std::string::npos)
+      << table.status().ToString();
 }
 
 // "Save as stream": a federated SELECT as a stream's source. The join of a PostgreSQL and a

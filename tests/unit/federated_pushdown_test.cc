@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "federated/pushdown.h"
+#include "federated/s3_urls.h"
 
 namespace dbs::federated {
 namespace {
@@ -129,6 +130,64 @@ TEST(FederatedPushdown, TakesJoinConditionsForTheSideTheyNarrow) {
   EXPECT_TRUE(Pushed("SELECT * FROM pg1.public.a a JOIN (my1.s.b b LEFT JOIN my1.s.c c "
                      "ON c.id = b.id) ON a.id = b.id AND c.x IS NULL")
                   .empty());
+}
+
+// s3:// URLs (s3_urls.h): found where the parser puts them as file function arguments, at
+// their exact bytes, and nowhere else.
+std::vector<std::string> Urls(const std::string& sql) {
+  auto found = FindS3Urls(Ast(sql), sql);
+  EXPECT_TRUE(found.ok()) << found.status().ToString();
+  std::vector<std::string> out;
+  for (const auto& l : found.ok() ? *found : std::vector<S3UrlLiteral>()) {
+    EXPECT_EQ(sql.substr(l.begin, 1), "'");
+    out.push_back(sql.substr(l.begin, l.end - l.begin) + "=" + l.url);
+  }
+  return out;
+}
+
+TEST(FederatedS3Urls, FindsFileFunctionArgumentsOnly) {
+  EXPECT_EQ(Urls("SELECT 's3://b/not/an/argument' AS u, x FROM read_parquet('s3://b/e/*.parquet') "
+                 "e WHERE x <> 's3://b/also/data'"),
+            std::vector<std::string>{"'s3://b/e/*.parquet'=s3://b/e/*.parquet"});
+  EXPECT_EQ(Urls("WITH t AS (SELECT * FROM read_csv(['s3://b/a.csv', 's3://b/it''s.csv'], "
+                 "header = true)) SELECT * FROM t JOIN pg1.public.u ON true"),
+            (std::vector<std::string>{"'s3://b/a.csv'=s3://b/a.csv",
+                                      "'s3://b/it''s.csv'=s3://b/it's.csv"}));
+  EXPECT_EQ(Urls("SELECT * FROM (SELECT * FROM read_json('s3://b/x.jsonl')) q UNION ALL "
+                 "SELECT * FROM read_json_auto('s3://b/y.jsonl')"),
+            (std::vector<std::string>{"'s3://b/x.jsonl'=s3://b/x.jsonl",
+                                      "'s3://b/y.jsonl'=s3://b/y.jsonl"}));
+  EXPECT_TRUE(Urls("SELECT * FROM read_parquet('/data/x.parquet')").empty());
+  const std::string table = "SELECT * FROM 's3://b/x.parquet'";
+  auto refused = FindS3Urls(Ast(table), table);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("read_parquet('s3://b/x.parquet')"), std::string::npos)
+      << refused.status().ToString();
+}
+
+TEST(FederatedS3Urls, SplicesReplacementsAsLiterals) {
+  const std::string sql = "SELECT * FROM read_csv(['s3://b/a.csv', 's3://b/c.csv']) x";
+  auto found = FindS3Urls(Ast(sql), sql);
+  ASSERT_TRUE(found.ok());
+  ASSERT_EQ(found->size(), 2u);
+  EXPECT_EQ(SpliceLiterals(sql, *found, {"/m/a.csv", "/m/it's.csv"}),
+            "SELECT * FROM read_csv(['/m/a.csv', '/m/it''s.csv']) x");
+}
+
+TEST(FederatedS3Urls, ParsesUrlsAndMatchesGlobs) {
+  std::string bucket, key;
+  ASSERT_TRUE(ParseS3Url("s3://lake/events/2026-*/*.parquet", &bucket, &key).ok());
+  EXPECT_EQ(bucket, "lake");
+  EXPECT_EQ(key, "events/2026-*/*.parquet");
+  EXPECT_FALSE(ParseS3Url("s3://lake", &bucket, &key).ok());
+  EXPECT_FALSE(ParseS3Url("s3://lake/events/", &bucket, &key).ok());
+  EXPECT_FALSE(ParseS3Url("s3://lake/a/../b.csv", &bucket, &key).ok());
+  EXPECT_FALSE(ParseS3Url("https://lake/a.csv", &bucket, &key).ok());
+  EXPECT_TRUE(MatchKeyGlob("events/2026-*/*.parquet", "events/2026-11/a.parquet"));
+  EXPECT_FALSE(MatchKeyGlob("events/2026-*/*.parquet", "events/2026-11/x/a.parquet"));
+  EXPECT_FALSE(MatchKeyGlob("events/*.parquet", "events/2026/a.parquet"));
+  EXPECT_TRUE(MatchKeyGlob("events/**/*.parquet", "events/y=1/m=2/a.parquet"));
+  EXPECT_TRUE(MatchKeyGlob("events/m=1?/[ab].csv", "events/m=12/b.csv"));
 }
 
 }  // namespace

@@ -96,19 +96,10 @@ SpillDir::~SpillDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
-Result<std::unique_ptr<LocalCopy>> LocalCopy::Fetch(ObjectStore* store, const std::string& key,
-                                                    const std::string& dir) {
-  static std::atomic<uint64_t> counter{0};
-  const size_t slash = key.rfind('/');
-  const std::string base = slash == std::string::npos ? key : key.substr(slash + 1);
-  const std::string sub = dir + "/" + std::to_string(counter.fetch_add(1));
-  if (::mkdir(sub.c_str(), 0700) != 0) {
-    return Status::IoError("cannot make " + sub + ": " + std::strerror(errno));
-  }
-  std::unique_ptr<LocalCopy> copy(new LocalCopy(sub + "/" + base));
+Status CopyObject(ObjectStore* store, const std::string& key, const std::string& path) {
   DBS_ASSIGN_OR_RETURN(auto reader, store->Open(key));
-  const int fd = ::open(copy->path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::IoError("cannot write " + copy->path_ + ": " + std::strerror(errno));
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::IoError("cannot write " + path + ": " + std::strerror(errno));
   std::string buf;
   Status s;
   while (s.ok()) {
@@ -119,7 +110,7 @@ Result<std::unique_ptr<LocalCopy>> LocalCopy::Fetch(ObjectStore* store, const st
       const ssize_t n = ::write(fd, buf.data() + off, buf.size() - off);
       if (n < 0) {
         if (errno == EINTR) continue;
-        s = Status::IoError("writing " + copy->path_ + ": " + std::strerror(errno));
+        s = Status::IoError("writing " + path + ": " + std::strerror(errno));
         break;
       }
       off += static_cast<size_t>(n);
@@ -127,6 +118,20 @@ Result<std::unique_ptr<LocalCopy>> LocalCopy::Fetch(ObjectStore* store, const st
   }
   ::close(fd);
   if (!s.ok()) return s.WithContext("copying " + key + " of " + store->Describe());
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<LocalCopy>> LocalCopy::Fetch(ObjectStore* store, const std::string& key,
+                                                    const std::string& dir) {
+  static std::atomic<uint64_t> counter{0};
+  const size_t slash = key.rfind('/');
+  const std::string base = slash == std::string::npos ? key : key.substr(slash + 1);
+  const std::string sub = dir + "/" + std::to_string(counter.fetch_add(1));
+  if (::mkdir(sub.c_str(), 0700) != 0) {
+    return Status::IoError("cannot make " + sub + ": " + std::strerror(errno));
+  }
+  std::unique_ptr<LocalCopy> copy(new LocalCopy(sub + "/" + base));
+  DBS_RETURN_IF_ERROR(CopyObject(store, key, copy->path_));
   return copy;
 }
 

@@ -43,6 +43,10 @@ class SpillDir {
   std::string path_;
 };
 
+// Streams object `key` of `store` into the local file `path` (created 0600, or truncated),
+// one ranged GET's worth in memory at a time.
+Status CopyObject(ObjectStore* store, const std::string& key, const std::string& path);
+
 // A local copy of one object, removed when destroyed. It is written in a fresh sub-folder of
 // the existing folder `dir` (a SpillDir's path, or a request's scratch folder), and its file
 // name ends like the key's (".csv.gz"), so DuckDB recognizes the format and compression.
