@@ -25,6 +25,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace dbs::bus {
 
@@ -35,7 +36,14 @@ inline constexpr const char* kHeaderRun = "Dbs-Run";
 
 // JetStream stream name for a dbstreams stream name (validated: [A-Za-z0-9_-]).
 inline std::string JetStreamName(const std::string& stream) { return "DBS_" + stream; }
-inline std::string SubjectAll(const std::string& stream) { return "dbs." + stream + ".>"; }
+// The subjects a stream's JetStream stream stores: everything above except the core NATS
+// progress samples. Stored, those would land in every file-store block between the bundles, and
+// a block whose bundles were purged would stay on disk for its one progress sample, so the
+// store would grow with the table instead of staying within the reader's window.
+inline std::vector<std::string> StoredSubjects(const std::string& stream) {
+  const std::string p = "dbs." + stream + ".";
+  return {p + "meta.>", p + "data.>", p + "ctl.>", p + "cdc.>"};
+}
 inline std::string SubjectMeta(const std::string& stream, int table) {
   return "dbs." + stream + ".meta." + std::to_string(table);
 }

@@ -331,7 +331,7 @@ Result<ReaderStats> LoadReader::Run() {
   }
   bus::StreamSpec spec;
   spec.name = bus::JetStreamName(name);
-  spec.subjects = {bus::SubjectAll(name)};
+  spec.subjects = bus::StoredSubjects(name);
   // A freshly started or busy server can time out its first JetStream API calls: retry those.
   for (int attempt = 1;; ++attempt) {
     Status ensured = nats_->EnsureStream(spec);

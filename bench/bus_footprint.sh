@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The broker's footprint during a load at the defaults: PostgreSQL -> PostgreSQL with
+# `dbstreams run --quiet` ("verify": false), sampling every 0.2 s the embedded nats-server's RSS,
+# its data folder on disk (the JetStream store) and the RSS of the whole process tree. Run it at
+# several sizes to see whether the bus stays within the reader's window.
+#
+#   bench/bus_footprint.sh [ROWS]          (default 2000000)
+#
+# Starts its own throwaway PostgreSQL (dbstreams-testenv) and generates the bench table of
+# bench/lib.sh (16 columns, about 240 bytes a row). Prints one line of peaks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROWS=${1:-2000000}
+BIN=build/release
+[ -x "$BIN/apps/dbstreams" ] && [ -x "$BIN/tests/dbstreams-testenv" ] || {
+  echo "build first: scripts/build.sh release" >&2; exit 1; }
+work=$(mktemp -d /tmp/dbstreams-busbench.XXXXXX)
+trap 'kill $TENV 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+. bench/lib.sh
+MYSQL_PORT=0 MYSQL_PASSWORD=unused start_servers --postgres
+psql -q "$PGBASE/postgres" -c "CREATE DATABASE bench" -c "CREATE DATABASE dst"
+psql -q "$PGBASE/bench" -c "
+  CREATE TABLE t (
+    id bigint PRIMARY KEY, a int NOT NULL, b int, c smallint, d numeric(12,2), e float8, f float8,
+    g varchar(32), h varchar(80), i varchar(64), j timestamptz, k date, l boolean,
+    m uuid, n jsonb, o varchar(16));
+  INSERT INTO t SELECT g, g % 1000003, g % 97, g % 1000, (g % 100000) / 100.0, g / 7.0,
+    (g % 1000) / 3.0, 'alpha ' || g % 7, repeat('word' || g % 13 || ' ', 6),
+    CASE WHEN g % 10 = 0 THEN NULL ELSE 'user' || g % 100000 || '@example.com' END,
+    '2024-01-01'::timestamptz + g * interval '1 second', '2024-01-01'::date + g % 2000, g % 2 = 0,
+    gen_random_uuid(), ('{\"n\": ' || g % 1000 || ', \"tag\": \"t' || g % 7 || '\"}')::jsonb, 'w' || g % 5
+  FROM generate_series(1, $ROWS) g;"
+psql -q "$PGBASE/bench" -c "VACUUM ANALYZE t"
+cat > "$work/s.json" <<JSON
+{"name": "busbench", "source": "$PGBASE/bench", "target": "$PGBASE/dst", "tables": ["t"], "verify": false}
+JSON
+mkdir -p "$work/data"
+/usr/bin/time -f "%e %U %S" -o "$work/time" "$BIN/apps/dbstreams" run --quiet \
+  --data-dir "$work/data" "$work/s.json" \
+  > "$work/out" 2>&1 &
+pid=$!
+peak_n=0 peak_s=0 peak_t=0
+while kill -0 "$pid" 2>/dev/null; do
+  for np in $(pgrep nats-server || true); do
+    conf=$(tr '\0' '\n' < "/proc/$np/cmdline" 2>/dev/null | grep -A1 -x -- '-c' | tail -1 || true)
+    case "$conf" in "$work"/*) ;; *) continue ;; esac  # this run's embedded server only
+    rss=$(awk '/VmRSS/{print $2}' "/proc/$np/status" 2>/dev/null || echo 0)
+    store=$(du -sb "$(dirname "$conf")" 2>/dev/null | cut -f1 || echo 0)
+    [ "${rss:-0}" -gt "$peak_n" ] && peak_n=$rss
+    [ "${store:-0}" -gt "$peak_s" ] && peak_s=$store
+  done
+  tot=$(ps -e -o pid=,ppid=,rss= | awk -v r="$pid" '{p[$1] = $2; m[$1] = $3}
+      END {s = 0; for (k in p) {x = k; n = 0; while (x != r && (x in p) && n++ < 64) x = p[x];
+           if (x == r) s += m[k]}; print s}')
+  [ "$tot" -gt "$peak_t" ] && peak_t=$tot
+  sleep 0.2
+done
+wait "$pid" || { cat "$work/out"; exit 1; }
+read -r wall user sys < "$work/time"
+n=$(psql -tA "$PGBASE/dst" -c "SELECT count(*) FROM public.t")
+[ "$n" = "$ROWS" ] || { echo "loaded $n rows of $ROWS" >&2; exit 1; }
+echo "rows=$ROWS wall=${wall}s cpu=$(echo "$user + $sys" | bc)s nats_rss=$((peak_n / 1024))MB" \
+     "store=$((peak_s / 1048576))MB tree=$((peak_t / 1024))MB"
