@@ -18,19 +18,8 @@ work=$(mktemp -d /tmp/dbstreams-busbench.XXXXXX)
 trap 'kill $TENV 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 . bench/lib.sh
 MYSQL_PORT=0 MYSQL_PASSWORD=unused start_servers --postgres
-psql -q "$PGBASE/postgres" -c "CREATE DATABASE bench" -c "CREATE DATABASE dst"
-psql -q "$PGBASE/bench" -c "
-  CREATE TABLE t (
-    id bigint PRIMARY KEY, a int NOT NULL, b int, c smallint, d numeric(12,2), e float8, f float8,
-    g varchar(32), h varchar(80), i varchar(64), j timestamptz, k date, l boolean,
-    m uuid, n jsonb, o varchar(16));
-  INSERT INTO t SELECT g, g % 1000003, g % 97, g % 1000, (g % 100000) / 100.0, g / 7.0,
-    (g % 1000) / 3.0, 'alpha ' || g % 7, repeat('word' || g % 13 || ' ', 6),
-    CASE WHEN g % 10 = 0 THEN NULL ELSE 'user' || g % 100000 || '@example.com' END,
-    '2024-01-01'::timestamptz + g * interval '1 second', '2024-01-01'::date + g % 2000, g % 2 = 0,
-    gen_random_uuid(), ('{\"n\": ' || g % 1000 || ', \"tag\": \"t' || g % 7 || '\"}')::jsonb, 'w' || g % 5
-  FROM generate_series(1, $ROWS) g;"
-psql -q "$PGBASE/bench" -c "VACUUM ANALYZE t"
+generate_postgres
+psql -q "$PGBASE/postgres" -c "CREATE DATABASE dst"
 cat > "$work/s.json" <<JSON
 {"name": "busbench", "source": "$PGBASE/bench", "target": "$PGBASE/dst", "tables": ["t"], "verify": false}
 JSON

@@ -23,6 +23,12 @@ start_servers() {
 # PostgreSQL table's size.
 generate_tables() {
   echo "== generating $ROWS rows (16 columns) in MariaDB and PostgreSQL"
+  generate_mariadb
+  generate_postgres
+}
+
+# generate_mariadb: bench.t with ROWS rows in MariaDB.
+generate_mariadb() {
   "${M[@]}" -e "CREATE DATABASE bench CHARACTER SET utf8mb4"
   "${M[@]}" bench -e "
   CREATE TABLE t (
@@ -35,6 +41,10 @@ generate_tables() {
     '2024-01-01' + INTERVAL seq SECOND, '2024-01-01' + INTERVAL (seq % 2000) DAY, seq % 2,
     UUID(), CONCAT('{\"n\": ', seq % 1000, ', \"tag\": \"t', seq % 7, '\"}'), CONCAT('w', seq % 5)
   FROM seq_1_to_$ROWS;"
+}
+
+# generate_postgres: bench.t with ROWS rows in PostgreSQL; BYTES is its size.
+generate_postgres() {
   psql -q "$PGBASE/postgres" -c "CREATE DATABASE bench"
   psql -q "$PGBASE/bench" -c "
   CREATE TABLE t (

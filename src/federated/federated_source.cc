@@ -112,7 +112,7 @@ class FederatedSnapshot : public Snapshot {
   SourcePosition position_;
 };
 
-class FederatedStreamSource : public Source {
+class FederatedStreamSource : public LoadOnlySource {
  public:
   explicit FederatedStreamSource(ConnectionConfig config) : config_(std::move(config)) {}
 
@@ -135,18 +135,10 @@ class FederatedStreamSource : public Source {
   Result<std::unique_ptr<Snapshot>> BeginSnapshot(int) override {
     return std::unique_ptr<Snapshot>(new FederatedSnapshot(Members(config_)));
   }
-  Status CheckCdc(const CdcOptions&) override { return NoCdc(); }
-  Result<std::unique_ptr<Snapshot>> BeginCdcSnapshot(int, const CdcOptions&) override {
-    return NoCdc();
-  }
-  Result<std::unique_ptr<ChangeStream>> OpenChangeStream(const CdcOptions&) override {
-    return NoCdc();
-  }
 
  private:
-  static Status NoCdc() {
-    return Status(StatusCode::kUnsupported, Retry::kFail,
-                  "a federated query is a load source only (mode load): it has no change stream");
+  std::string NoCdcReason() const override {
+    return "a federated query is a load source only (mode load): it has no change stream";
   }
   ConnectionConfig config_;
 };

@@ -129,4 +129,24 @@ class Source {
   virtual Result<std::unique_ptr<ChangeStream>> OpenChangeStream(const CdcOptions& options) = 0;
 };
 
+// A source without a change stream (files, federated queries): mode load only. The CDC calls
+// fail with Unsupported (Retry::kFail) and the reason the subclass gives.
+class LoadOnlySource : public Source {
+ public:
+  Status CheckCdc(const CdcOptions&) override { return NoCdc(); }
+  Result<std::unique_ptr<Snapshot>> BeginCdcSnapshot(int, const CdcOptions&) override {
+    return NoCdc();
+  }
+  Result<std::unique_ptr<ChangeStream>> OpenChangeStream(const CdcOptions&) override {
+    return NoCdc();
+  }
+
+ protected:
+  // Why there is no change stream, for the error's message.
+  virtual std::string NoCdcReason() const = 0;
+
+ private:
+  Status NoCdc() const { return Status(StatusCode::kUnsupported, Retry::kFail, NoCdcReason()); }
+};
+
 }  // namespace dbs

@@ -626,7 +626,7 @@ class FileSnapshot : public Snapshot {
   SourcePosition position_;
 };
 
-class FileSource : public Source {
+class FileSource : public LoadOnlySource {
  public:
   explicit FileSource(ConnectionConfig config)
       : config_(std::move(config)), path_(config_.s3 ? config_.Redacted() : config_.database) {}
@@ -690,18 +690,10 @@ class FileSource : public Source {
     DBS_RETURN_IF_ERROR(Scan());
     return std::unique_ptr<Snapshot>(new FileSnapshot(&tables_, remote_));
   }
-  Status CheckCdc(const CdcOptions&) override { return NoCdc(); }
-  Result<std::unique_ptr<Snapshot>> BeginCdcSnapshot(int, const CdcOptions&) override {
-    return NoCdc();
-  }
-  Result<std::unique_ptr<ChangeStream>> OpenChangeStream(const CdcOptions&) override {
-    return NoCdc();
-  }
 
  private:
-  static Status NoCdc() {
-    return Status(StatusCode::kUnsupported, Retry::kFail,
-                  "file sources take mode load only: files have no change stream");
+  std::string NoCdcReason() const override {
+    return "file sources take mode load only: files have no change stream";
   }
 
   // Finds the tables under path_ (once).
