@@ -1,5 +1,6 @@
 // End-to-end test of the web UI in a real browser (Debian's Chromium driven by playwright-core)
-// against a real `dbstreams serve` with real MariaDB and PostgreSQL (dbstreams-testenv).
+// against a real `dbstreams serve` with real MariaDB, PostgreSQL and S3 (s3rver), all started by
+// dbstreams-testenv.
 //
 //   node tests/ui/e2e.mjs --dbstreams build/release/apps/dbstreams \
 //     --testenv build/release/tests/dbstreams-testenv [--ui-dir ui/dist] [--out DIR]
@@ -15,7 +16,9 @@
 // screens (a key created, used, revoked), the Data Explorer (tree, table data with sorting,
 // paging and a filter, structure, ER diagram exported as SVG and PNG, the SQL console with
 // completion, a query, an error, a slow query cancelled on the server, a federated join saved
-// as a stream and run), a load+cdc stream whose CDC numbers move, the 409 of deleting a connection in use, a narrow
+// as a stream and run), the Objects tab of an S3 bucket (s3rver, started by dbstreams-testenv
+// --s3) and of a Local folder (folders opened, level links, previews), the SQL console on the
+// bucket alone (federated, alias s3), a load+cdc stream whose CDC numbers move, the 409 of deleting a connection in use, a narrow
 // window and the dark theme; checks every main screen with axe-core; checks the static serving
 // (content types, cache headers, SPA fallback, no traversal, API still behind the key); and
 // finally stops the server and sees the "unreachable" messages. Screenshots go to --out.
@@ -69,7 +72,7 @@ const watchdog = setTimeout(async () => {
 function startTestenv() {
   const envFile = path.join(tmp, 'env')
   // stdin is a pipe: the servers stop when this process goes away, even if killed.
-  const p = spawn(testenv, ['--mariadb', '--postgres', '--env-file', envFile], { stdio: ['pipe', 'ignore', 'inherit'] })
+  const p = spawn(testenv, ['--mariadb', '--postgres', '--s3', '--env-file', envFile], { stdio: ['pipe', 'ignore', 'inherit'] })
   children.push(p)
   return new Promise((resolve, reject) => {
     p.on('exit', (code) => reject(new Error(`dbstreams-testenv exited with ${code}`)))
@@ -719,6 +722,136 @@ async function explorer(page, api) {
   await page.click('a[href="/connections"]')
 }
 
+// Objects for the explorer's S3 objects browser, put into s3rver's bucket (dbstreams-testenv
+// --s3: S3_ENDPOINT, S3_BUCKET) under the prefix lake/: a CSV object (sales, 250 rows, amounts
+// summing to 39,218.75), a JSON Lines object (events, 2 rows) and a nested folder (orders, a
+// Hive-style partition folder year=2026 holding a 3-row CSV, and an empty _SUCCESS marker as
+// Spark writes one: the file source ignores names starting with _, and s3rver lists a folder
+// only when an object lies directly in it). s3rver takes unsigned PUTs.
+async function putObjects(env) {
+  const lines = ['id,city,amount']
+  for (let i = 1; i <= 250; i++) lines.push(`${i},${['Lisbon', 'Oslo', 'Quito'][i % 3]},${(i * 1.25).toFixed(2)}`)
+  const objects = {
+    'lake/sales.csv': lines.join('\n') + '\n',
+    'lake/events.jsonl': '{"kind":"start","at":"2026-01-01T00:00:00Z"}\n{"kind":"stop","at":"2026-01-01T00:05:00Z"}\n',
+    'lake/orders/year=2026/orders.csv': 'id,customer,total\n1,Ana,10.50\n2,Bruno,20.25\n3,Chioma,7.00\n',
+    'lake/orders/_SUCCESS': '',
+  }
+  for (const [key, body] of Object.entries(objects)) {
+    const r = await fetch(`${env.S3_ENDPOINT}/${env.S3_BUCKET}/${key}`, { method: 'PUT', body, headers: { 'Content-Type': 'text/plain' } })
+    if (!r.ok) throw new Error(`PUT ${key} into s3rver: ${r.status} ${await r.text()}`)
+  }
+  log(`put ${Object.keys(objects).length} objects into s3://${env.S3_BUCKET}/lake (s3rver at ${env.S3_ENDPOINT})`)
+}
+
+// The explorer's Objects tab on an S3 connection (s3rver's bucket, prefix lake) and on a Local
+// folder connection (the server's file root), and the SQL console on the bucket alone (federated,
+// alias s3). Both connections are made through the API.
+async function objectsAndFileConsole(page, api, env, filesRoot) {
+  const bucket = await api('POST', '/connections', { name: 'e2e-bucket', engine: 's3', bucket: env.S3_BUCKET, prefix: 'lake', endpoint: env.S3_ENDPOINT,
+    region: env.S3_REGION, addressing: 'path', user: env.S3_ACCESS_KEY, password: env.S3_SECRET_KEY })
+  const folder = await api('POST', '/connections', { name: 'e2e-files', engine: 'file', path: filesRoot })
+  check(bucket.id && folder.id, 'an S3 connection to s3rver\'s bucket and a Local folder connection are created through the API')
+  await page.click('a[href="/explorer"]')
+  const tree = page.locator('[data-test=explorer-tree]')
+  const crumbs = page.locator('[data-test=objects-crumbs]')
+  const rowOf = (test, name) => page.locator(`[data-test=objects-list] [data-test=${test}]`, { hasText: name })
+  const flat = async (loc) => (await loc.innerText()).replace(/\s+/g, ' ').trim()
+
+  // The bucket: its prefix, a folder opened from its row, a level up through the links.
+  await tree.locator('.n-tree-node', { hasText: 'e2e-bucket' }).click()
+  await rowOf('object-folder', 'orders/').waitFor({ timeout: 20000 })
+  const top = `s3://${env.S3_BUCKET}/lake`
+  check(await flat(crumbs) === top && await rowOf('object-file', 'sales.csv').count() === 1 && await rowOf('object-file', 'events.jsonl').count() === 1 &&
+    /1 folder, 2 objects/.test(await page.locator('[data-test=objects-summary]').innerText()) && /tab=objects/.test(page.url()),
+  `the Objects tab opens first on a bucket and lists its prefix (${top}: orders/, events.jsonl, sales.csv)`)
+  await shot(page, '30-objects-s3')
+  await axe(page, 'explorer, S3 objects')
+  await rowOf('object-folder', 'orders/').click()
+  await rowOf('object-folder', 'year=2026/').waitFor({ timeout: 20000 })
+  const marker = page.locator('[data-test=objects-list] .entry.plain', { hasText: '_SUCCESS' })
+  check(await marker.count() === 1 && /no preview/.test(await marker.innerText()), 'an object the server cannot read (_SUCCESS) is listed with "no preview"')
+  await rowOf('object-folder', 'year=2026/').click()
+  await rowOf('object-file', 'orders.csv').waitFor({ timeout: 20000 })
+  const deep = await flat(crumbs)
+  check(deep === `${top} / orders / year=2026` && new URL(page.url()).searchParams.get('op') === 'orders/year=2026',
+    `folders open from their rows, the levels above are shown as links (${deep})`)
+  await rowOf('object-file', 'orders.csv').click()
+  const preview = page.locator('[data-test=object-preview] [data-test=file-preview]')
+  await preview.locator('.n-data-table-tbody tr').first().waitFor({ timeout: 30000 })
+  const pText = await preview.innerText()
+  const pHead = await preview.locator('thead').innerText()
+  check(/customer/.test(pHead) && /total/.test(pHead) && pText.includes('Chioma') && pText.includes('20.25') &&
+    /3 rows/.test(await preview.locator('[data-test=result-summary]').innerText()),
+  'an object of the bucket is previewed: its columns (id, customer, total) and its 3 rows (Chioma, 20.25)')
+  await shot(page, '31-object-preview-s3')
+  await axe(page, 'explorer, S3 object preview')
+  await crumbs.locator('button', { hasText: 'orders' }).click()
+  await rowOf('object-folder', 'year=2026/').waitFor({ timeout: 20000 })
+  check(await flat(crumbs) === `${top} / orders` && await page.locator('[data-test=object-preview]').count() === 0,
+    'a level link goes back up (orders), closing the preview')
+  await crumbs.locator('button', { hasText: top }).click()
+  await rowOf('object-file', 'sales.csv').waitFor({ timeout: 20000 })
+  check(await flat(crumbs) === top && !/[?&]op=/.test(page.url()), `the first level link goes back to the prefix (${top})`)
+
+  // The SQL console on the bucket alone: federated (DuckDB SQL), the alias s3, a starter
+  // statement that reads one of its tables, then a count and a sum over sales.csv.
+  await page.click('.n-tabs-tab:has-text("SQL console")')
+  const editor = page.locator('[data-test=sql-editor] .cm-content')
+  await editor.waitFor()
+  const sources = await flat(page.locator('[data-test=sources]'))
+  const badges = await page.locator('[data-test=alias-badge]').allInnerTexts()
+  check(/Federated query \(DuckDB SQL\)/.test(sources) && badges.join(',') === 's3' && await page.locator('[data-test=allow-writes]').count() === 0,
+    `the console on a bucket runs federated DuckDB SQL under the alias s3 (${badges.join(', ')})`)
+  await page.waitForFunction(() => /FROM s3\.public\.\w+/.test(document.querySelector('[data-test=sql-editor] .cm-content')?.textContent ?? ''), null, { timeout: 30000 })
+  const starter = (await editor.innerText()).match(/FROM s3\.public\.(\w+)/)[1]
+  const expected = { events: '2 rows', orders: '3 rows', sales: '100 rows' }[starter]
+  check(!!expected, `the console starts with a statement that reads one of the bucket's tables (s3.public.${starter})`)
+  const [fedReq] = await Promise.all([
+    page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === '/api/v1/explorer/federated'),
+    page.click('[data-test=run-sql]'),
+  ])
+  const fedBody = fedReq.postDataJSON()
+  await page.locator('[data-test=sql-result] [data-test=result-summary]', { hasText: expected }).waitFor({ timeout: 30000 })
+  check(JSON.stringify(fedBody.sources) === JSON.stringify([{ alias: 's3', connectionId: bucket.id }]),
+    `the starter statement runs through POST /explorer/federated with the source s3 and shows its ${expected}`)
+  await editor.click()
+  await page.keyboard.press('Control+A')
+  await page.keyboard.press('Delete')
+  await page.keyboard.insertText('SELECT count(*) AS n, sum(amount) AS total FROM s3.public.sales')
+  await page.keyboard.press('Escape')
+  await page.click('[data-test=run-sql]')
+  await page.locator('[data-test=sql-result] [data-test=result-summary]', { hasText: /^1 row/ }).waitFor({ timeout: 30000 })
+  const sum = await flat(page.locator('[data-test=sql-result] .n-data-table-tbody'))
+  check(/\b250\b/.test(sum) && /39,?218\.75/.test(sum), `a query over the bucket's sales.csv counts 250 rows summing to 39,218.75 (${sum})`)
+  await shot(page, '32-sql-bucket')
+  await axe(page, 'SQL console on a bucket')
+
+  // The folder: its files one level at a time, the levels starting at file:///the/folder.
+  await tree.locator('.n-tree-node', { hasText: 'e2e-files' }).click()
+  await rowOf('object-folder', 'exports/').waitFor({ timeout: 20000 })
+  const ftop = `file://${filesRoot}`
+  check(await flat(crumbs) === ftop && /1 folder/.test(await page.locator('[data-test=objects-summary]').innerText()),
+    `the Objects tab of a Local folder connection lists the folder (${ftop}: exports/)`)
+  await rowOf('object-folder', 'exports/').click()
+  await rowOf('object-file', 'events.jsonl').waitFor({ timeout: 20000 })
+  check(await flat(crumbs) === `${ftop} / exports` && /2 files/.test(await page.locator('[data-test=objects-summary]').innerText()),
+    `a sub-folder opens from its row (${ftop} / exports: 2 files)`)
+  await rowOf('object-file', 'events.jsonl').click()
+  const fPreview = page.locator('[data-test=object-preview] [data-test=file-preview]')
+  await fPreview.locator('.n-data-table-tbody tr').first().waitFor({ timeout: 30000 })
+  const fText = await fPreview.innerText()
+  check(/kind/.test(await fPreview.locator('thead').innerText()) && fText.includes('stop') && /2 rows/.test(await fPreview.locator('[data-test=result-summary]').innerText()),
+    'a file of the folder is previewed: events.jsonl, its kind column and 2 rows (start, stop)')
+  check((await page.locator('[data-test=object-preview] [data-test=file-name]').innerText()).trim() === `${ftop}/exports/events.jsonl`, 'the preview names the file as file:///…/exports/events.jsonl')
+  await shot(page, '33-objects-folder')
+  await axe(page, 'explorer, folder files and preview')
+  await crumbs.locator('button', { hasText: ftop }).click()
+  await rowOf('object-folder', 'exports/').waitFor({ timeout: 20000 })
+  check(await flat(crumbs) === ftop && await page.locator('[data-test=object-preview]').count() === 0, 'the first level link goes back to the folder')
+  await page.click('a[href="/connections"]')
+}
+
 // A GET with the path sent exactly as given.
 function rawGet(base, rawPath) {
   const u = new URL(base)
@@ -766,6 +899,7 @@ async function main() {
   const env = await startTestenv()
   seedMariaDb(env)
   log('seeded shop (customers 2,000, products 50, orders 400,000 rows)')
+  await putObjects(env)
   const server = await startServer()
   const base = server.ui.replace(/\/$/, '')
   log('dbstreams serve at', base)
@@ -969,11 +1103,12 @@ async function main() {
   await axe(page, 'logs')
 
   await systemAndKeys(page, base)
-  await explorer(page, (method, p, body) => fetch(base + '/api/v1' + p, { method, headers: { 'X-API-Key': server.key, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) }).then((r) => r.json()))
-
-  // A load+cdc stream: changes at the source move the CDC numbers and charts; pause, resume, stop.
   const api = (method, p, body) => fetch(base + '/api/v1' + p, { method, headers: { 'X-API-Key': server.key, 'Content-Type': 'application/json' },
     body: body && JSON.stringify(body) }).then((r) => r.json())
+  await explorer(page, api)
+  await objectsAndFileConsole(page, api, env, server.filesRoot)
+
+  // A load+cdc stream: changes at the source move the CDC numbers and charts; pause, resume, stop.
   const conns = (await api('GET', '/connections')).items
   const id = (n) => conns.find((c) => c.name === n).id
   await api('POST', '/streams', { name: 'shop-cdc', mode: 'load+cdc', source: { connection: id('shop-mariadb') },

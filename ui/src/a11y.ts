@@ -3,8 +3,8 @@
 // CodeMirror's scroller is not focusable, the selection
 // checkboxes of a data table point aria-labelledby at an element that does not exist, and a
 // data table's scrolling body cannot be reached with the keyboard (its regions are named after the
-// table's data-grid-label, where it has one, so that two tables on a screen are told apart). A
-// MutationObserver mends them
+// table's data-grid-label, where it has one, so that two tables on a screen are told apart), nor
+// can a virtualised tree's scrolling list. A MutationObserver mends them
 // as they appear; everything else is labelled in the components.
 function mend(root: ParentNode) {
   for (const el of root.querySelectorAll<HTMLElement>('.n-dialog[role="dialog"]:not([aria-label])')) {
@@ -20,6 +20,13 @@ function mend(root: ParentNode) {
     const what = el.classList.contains('n-data-table-base-table-header') ? 'table header (scrollable)' : 'table rows (scrollable)'
     const owner = el.closest<HTMLElement>('[data-grid-label]')?.dataset.gridLabel
     el.setAttribute('aria-label', owner ? `${owner}: ${what}` : what)
+  }
+  // A virtualised tree's scrolling list (the explorer's tree once it is longer than its box): its
+  // nodes are not focusable, so the list itself is, named after the tree's nav.
+  for (const el of root.querySelectorAll<HTMLElement>('.n-tree > .v-vl:not([tabindex])')) {
+    el.setAttribute('tabindex', '0')
+    el.setAttribute('role', 'region')
+    el.setAttribute('aria-label', `${el.closest('nav[aria-label]')?.getAttribute('aria-label') ?? 'tree'} (scrollable)`)
   }
   for (const el of root.querySelectorAll<HTMLElement>('[role="heading"]:not([aria-level])')) el.setAttribute('aria-level', '2')
   for (const el of root.querySelectorAll<HTMLElement>('[role="checkbox"][aria-labelledby]:not([aria-label])')) {

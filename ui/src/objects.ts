@@ -1,23 +1,35 @@
-// The Data Explorer's objects browser of an S3 connection (docs/explorer.md, "Files"): one level
-// of the bucket's prefix at a time (POST /explorer/files/list {connectionId, path}) and an
-// object's columns and first rows (POST /explorer/files/sample {connectionId, path, rows}).
-// Paths are relative to the connection's prefix ('' is the prefix itself). Pure: no API calls,
-// no Vue.
+// The Data Explorer's objects browser of an S3 or Local folder connection (docs/explorer.md,
+// "Files"): one level of the bucket's prefix or of the folder at a time (POST
+// /explorer/files/list {connectionId, path}) and a file's columns and first rows (POST
+// /explorer/files/sample {connectionId, path, rows}). Paths are relative to the connection's
+// prefix or folder ('' is the prefix or folder itself). Pure: no API calls, no Vue.
+import type { Connection } from './api'
+import { connectionPlace } from './connections'
 import { bytes, num } from './format'
+import { folderLocation, normalPath } from './folder'
 import { normalPrefix, s3Location } from './s3'
+
+// The connections that have an objects browser: S3 buckets and Local folders.
+export type Place = Pick<Connection, 'engine' | 'bucket' | 'prefix' | 'path'>
+export const hasObjects = (engine: string | undefined) => engine === 's3' || engine === 'file'
+
+// How the browser names things for a kind of connection: a bucket holds objects, a folder files.
+export function objectWords(engine: string | undefined): { place: string; item: string } {
+  return engine === 'file' ? { place: 'folder', item: 'file' } : { place: 'bucket', item: 'object' }
+}
 
 // One entry of a list (src/explorer/files.h, ListObjects): folders have no size or time.
 export interface ObjectEntry { name: string; path: string; kind: 'file' | 'folder'; size: number | null; modifiedMs: number | null }
 export interface ObjectList { connectionId: string; path: string; entries: ObjectEntry[]; truncated: boolean }
 
-// The body of files/list and files/sample for an S3 connection.
+// The body of files/list and files/sample for an S3 or folder connection.
 export const listBody = (connectionId: string, path: string) => ({ connectionId, path: normalPrefix(path) })
 export const sampleBody = (connectionId: string, path: string, rows: number) => ({ connectionId, path, rows })
 
-// The levels from the prefix down to `path`, each with the path that lists it: the first is the
-// connection's place (s3://bucket/prefix), then one per folder.
-export function crumbs(bucket: string, prefix: string, path: string): { label: string; path: string }[] {
-  const out = [{ label: s3Location(bucket, prefix), path: '' }]
+// The levels from the prefix (or folder) down to `path`, each with the path that lists it: the
+// first is the connection's place (s3://bucket/prefix or file:///folder), then one per folder.
+export function crumbs(c: Place, path: string): { label: string; path: string }[] {
+  const out = [{ label: connectionPlace(c), path: '' }]
   let at = ''
   for (const part of normalPrefix(path).split('/').filter(Boolean)) {
     at = at ? `${at}/${part}` : part
@@ -33,10 +45,14 @@ export function parentPath(path: string): string {
   return i < 0 ? '' : p.slice(0, i)
 }
 
-// s3://bucket/prefix/path, where an entry is.
-export function objectUrl(bucket: string, prefix: string, path: string): string {
-  const p = normalPrefix(prefix)
-  return s3Location(bucket, p ? `${p}/${normalPrefix(path)}` : path)
+// Where an entry is: s3://bucket/prefix/path for a bucket, file:///folder/path for a folder.
+export function objectUrl(c: Place, path: string): string {
+  if (c.engine === 'file') {
+    const rel = normalPrefix(path)
+    return folderLocation(rel ? `${normalPath(c.path ?? '')}/${rel}` : c.path ?? '')
+  }
+  const p = normalPrefix(c.prefix ?? '')
+  return s3Location(c.bucket ?? '', p ? `${p}/${normalPrefix(path)}` : path)
 }
 
 // Whether the server can sample an object, by its name (src/explorer/files.cc, FileReader):
@@ -54,14 +70,15 @@ export function modifiedText(ms: number | null | undefined): string {
 }
 export const sizeText = (e: Pick<ObjectEntry, 'kind' | 'size'>) => (e.kind === 'folder' ? '' : bytes(e.size))
 
-// A line under the list: how many folders and objects, their bytes, and whether the list stops.
-export function listSummary(l: Pick<ObjectList, 'entries' | 'truncated'>): string {
+// A line under the list: how many folders and objects (or files), their bytes, and whether the
+// list stops.
+export function listSummary(l: Pick<ObjectList, 'entries' | 'truncated'>, item = 'object'): string {
   const folders = l.entries.filter((e) => e.kind === 'folder').length
   const files = l.entries.filter((e) => e.kind === 'file')
   if (!folders && !files.length) return 'nothing here'
   const total = files.reduce((a, e) => a + (e.size ?? 0), 0)
   const parts: string[] = []
   if (folders) parts.push(`${num(folders)} folder${folders === 1 ? '' : 's'}`)
-  if (files.length) parts.push(`${num(files.length)} object${files.length === 1 ? '' : 's'} (${bytes(total)})`)
+  if (files.length) parts.push(`${num(files.length)} ${item}${files.length === 1 ? '' : 's'} (${bytes(total)})`)
   return parts.join(', ') + (l.truncated ? `; only the first ${num(l.entries.length)} entries are listed` : '')
 }
