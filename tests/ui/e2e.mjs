@@ -985,7 +985,14 @@ async function main() {
   await page.click('[data-test=next]')
   await pickOption(page, '[data-test=target-select]', 'analytics-pg')
   await page.click('[data-test=next]')
+  // Load + CDC shows the CDC options of the source's engine; the browser checks them.
+  await page.click('[data-test=mode-load-cdc]')
+  await page.locator('[data-test=cdc-options]').waitFor()
+  check(await page.locator('input[aria-label="Replica server id"]').count() === 1 && await page.locator('input[aria-label="Replication slot"]').count() === 0,
+    'Load + CDC shows the CDC options of a MariaDB source (a replica server id, no slot)')
+  await axe(page, 'stream editor, CDC options')
   await page.click('[data-test=mode-load]')
+  check(await page.locator('[data-test=cdc-options]').count() === 0, 'mode Load hides the CDC options')
   await page.locator('input[aria-label="Bundle size"]').fill('2000')
   await page.click('[data-test=next]')
   await page.click('[data-test=save-stream]')
