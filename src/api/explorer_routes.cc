@@ -8,11 +8,13 @@
 #include "api/client_watch.h"
 #include "api/connections.h"
 #include "api/explorer_body.h"
+#include "api/federated_routes.h"
 #include "core/config.h"
 #include "core/logging.h"
 #include "explorer/browse.h"
 #include "explorer/console.h"
 #include "explorer/export.h"
+#include "explorer/federated_session.h"
 #include "explorer/files.h"
 #include "explorer/query_registry.h"
 #include "mcp/mcp_http.h"
@@ -74,18 +76,29 @@ struct ConsoleRequest {
   std::string query_id;
   bool analyze = false;  // explain
   std::string format;    // download
+  // A federated console (explorer/federated_session.h): the sources instead of one
+  // connection; connection_id is then their connection ids joined by ','.
+  std::vector<federated::FederatedSource> sources;
 };
 
 Result<ConsoleRequest> ParseConsole(const ExplorerState& st, const json& body, bool explain,
                                     bool download) {
-  std::vector<std::string> known = {"connectionId", "sql", "readOnly", "timeoutMs", "queryId"};
+  std::vector<std::string> known = {"connectionId", "sources",  "sql",
+                                    "readOnly",     "timeoutMs", "queryId"};
   if (explain) known.push_back("analyze");
   if (!explain) known.push_back("maxRows");
   if (download) known.push_back("format");
   BodyReader b(body, known);
   DBS_RETURN_IF_ERROR(b.status());
   ConsoleRequest r;
-  DBS_ASSIGN_OR_RETURN(r.connection_id, b.String("connectionId", true, 64));
+  const bool federated = b.Has("sources");
+  if (federated && b.Has("connectionId")) {
+    return Status::InvalidArgument(
+        "give connectionId (one connection) or sources (a federated statement), not both");
+  }
+  if (!federated) {
+    DBS_ASSIGN_OR_RETURN(r.connection_id, b.String("connectionId", true, 64));
+  }
   DBS_ASSIGN_OR_RETURN(r.sql, b.String("sql", true, kMaxSqlBytes));
   DBS_ASSIGN_OR_RETURN(r.read_only, b.Bool("readOnly", true));
   DBS_ASSIGN_OR_RETURN(r.timeout_ms,
@@ -102,6 +115,22 @@ Result<ConsoleRequest> ParseConsole(const ExplorerState& st, const json& body, b
     r.query_id = QueryRegistry::NewId();
   } else {
     DBS_RETURN_IF_ERROR(QueryRegistry::ValidateId(r.query_id));
+  }
+  if (federated) {
+    if (!r.read_only) {
+      return Status::InvalidArgument(
+          "readOnly: a federated statement is a SELECT and is always read-only");
+    }
+    if (r.analyze) {
+      return Status::InvalidArgument(
+          "analyze is not offered for federated statements: EXPLAIN shows what each source is "
+          "asked for");
+    }
+    DBS_ASSIGN_OR_RETURN(r.sources, ParseFederatedSources(b.Get("sources"), st.deps.connection));
+    for (const json& s : b.Get("sources")) {
+      r.connection_id += (r.connection_id.empty() ? "" : ",") + s["connectionId"].get<std::string>();
+    }
+    return r;
   }
   if (explain && r.analyze && r.read_only) {
     return Status::InvalidArgument(
@@ -167,7 +196,15 @@ void LogWrite(const std::string& key_id, const ConsoleRequest& r, const char* ki
 Result<std::shared_ptr<QuerySession>> StartSession(ExplorerState& st, const ConsoleRequest& r,
                                                    const std::string& key_id,
                                                    const std::shared_ptr<ClientWatch>& watch) {
-  auto opened = QuerySession::Open(r.connection, r.read_only, r.timeout_ms);
+  Result<std::unique_ptr<QuerySession>> opened = Status::Internal("no session");
+  if (!r.sources.empty()) {
+    federated::FederatedOptions o;
+    o.timeout_ms = r.timeout_ms;
+    o.memory_limit = st.deps.memory_limit;
+    opened = explorer::OpenFederatedSession(r.sources, o, st.deps.temp_root);
+  } else {
+    opened = QuerySession::Open(r.connection, r.read_only, r.timeout_ms);
+  }
   if (!opened.ok()) {
     return Status::Unavailable("cannot open the connection: " + opened.status().ToString());
   }

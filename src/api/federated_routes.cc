@@ -31,6 +31,64 @@ Status Field(const std::string& name, const std::string& what) {
   return Status::InvalidArgument(name + " " + what);
 }
 
+}  // namespace
+
+Result<std::vector<federated::FederatedSource>> ParseFederatedSources(
+    const json& sources,
+    const std::function<Result<ConnectionConfig>(const std::string&)>& connection) {
+  std::vector<federated::FederatedSource> out;
+  if (!sources.is_array() || sources.empty() || sources.size() > kMaxSources) {
+    return Field("sources", "must be an array of 1 to " + std::to_string(kMaxSources) +
+                                " {\"alias\", \"connectionId\"} objects");
+  }
+  // An omitted alias defaults by kind, in order: pg1, pg2, ... for PostgreSQL, my1, my2, ...
+  // for MySQL/MariaDB, s3, s3_2, ... for S3 buckets (DBConvert's defaults), skipping aliases
+  // the request names itself.
+  std::set<std::string> named;
+  for (const json& s : sources) {
+    if (s.is_object() && s.contains("alias") && s["alias"].is_string()) {
+      named.insert(federated::Lower(s["alias"].get<std::string>()));
+    }
+  }
+  std::map<std::string, int> next;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const json& s = sources[i];
+    const std::string at = "sources[" + std::to_string(i) + "]";
+    const bool has_alias = s.is_object() && s.contains("alias");
+    if (!s.is_object() || s.size() != (has_alias ? 2u : 1u) ||
+        (has_alias && !s["alias"].is_string()) || !s.contains("connectionId") ||
+        !s["connectionId"].is_string()) {
+      return Field(at,
+                   "must be {\"alias\": \"pg1\", \"connectionId\": \"c_...\"} (alias optional)");
+    }
+    federated::FederatedSource fs;
+    auto conn = connection(s["connectionId"].get<std::string>());
+    if (!conn.ok()) return Field(at + ".connectionId", conn.status().message());
+    fs.connection = std::move(*conn);
+    if (has_alias) {
+      fs.alias = s["alias"].get<std::string>();
+    } else {
+      // Buckets and folders: s3, s3_2, ... and files, files_2, ...
+      const bool file = fs.connection.engine == Engine::kFile;
+      const std::string kind = file ? (fs.connection.s3 ? "s3" : "files")
+                               : fs.connection.engine == Engine::kPostgres ? "pg"
+                                                                           : "my";
+      do {
+        const int n = ++next[kind];
+        fs.alias =
+            file ? (n == 1 ? kind : kind + "_" + std::to_string(n)) : kind + std::to_string(n);
+      } while (named.count(fs.alias));
+      named.insert(fs.alias);
+    }
+    Status a = federated::ValidateAlias(fs.alias);
+    if (!a.ok()) return Field(at + ".alias", a.message());
+    out.push_back(std::move(fs));
+  }
+  return out;
+}
+
+namespace {
+
 Result<Request> ParseRequest(const json& body, const FederatedRouteDeps& deps) {
   Request r;
   for (const auto& [k, v] : body.items()) {
@@ -60,54 +118,7 @@ Result<Request> ParseRequest(const json& body, const FederatedRouteDeps& deps) {
     }
     r.options.timeout_ms = t.get<int64_t>();
   }
-  if (!body.contains("sources") || !body["sources"].is_array() || body["sources"].empty() ||
-      body["sources"].size() > kMaxSources) {
-    return Field("sources", "must be an array of 1 to " + std::to_string(kMaxSources) +
-                                " {\"alias\", \"connectionId\"} objects");
-  }
-  // An omitted alias defaults by kind, in order: pg1, pg2, ... for PostgreSQL, my1, my2, ...
-  // for MySQL/MariaDB, s3, s3_2, ... for S3 buckets (DBConvert's defaults), skipping aliases
-  // the request names itself.
-  std::set<std::string> named;
-  for (const json& s : body["sources"]) {
-    if (s.is_object() && s.contains("alias") && s["alias"].is_string()) {
-      named.insert(federated::Lower(s["alias"].get<std::string>()));
-    }
-  }
-  std::map<std::string, int> next;
-  for (size_t i = 0; i < body["sources"].size(); ++i) {
-    const json& s = body["sources"][i];
-    const std::string at = "sources[" + std::to_string(i) + "]";
-    const bool has_alias = s.is_object() && s.contains("alias");
-    if (!s.is_object() || s.size() != (has_alias ? 2u : 1u) ||
-        (has_alias && !s["alias"].is_string()) || !s.contains("connectionId") ||
-        !s["connectionId"].is_string()) {
-      return Field(at,
-                   "must be {\"alias\": \"pg1\", \"connectionId\": \"c_...\"} (alias optional)");
-    }
-    federated::FederatedSource fs;
-    auto conn = deps.connection(s["connectionId"].get<std::string>());
-    if (!conn.ok()) return Field(at + ".connectionId", conn.status().message());
-    fs.connection = std::move(*conn);
-    if (has_alias) {
-      fs.alias = s["alias"].get<std::string>();
-    } else {
-      // Buckets and folders: s3, s3_2, ... and files, files_2, ...
-      const bool file = fs.connection.engine == Engine::kFile;
-      const std::string kind = file ? (fs.connection.s3 ? "s3" : "files")
-                               : fs.connection.engine == Engine::kPostgres ? "pg"
-                                                                           : "my";
-      do {
-        const int n = ++next[kind];
-        fs.alias =
-            file ? (n == 1 ? kind : kind + "_" + std::to_string(n)) : kind + std::to_string(n);
-      } while (named.count(fs.alias));
-      named.insert(fs.alias);
-    }
-    Status a = federated::ValidateAlias(fs.alias);
-    if (!a.ok()) return Field(at + ".alias", a.message());
-    r.sources.push_back(std::move(fs));
-  }
+  DBS_ASSIGN_OR_RETURN(r.sources, ParseFederatedSources(body.contains("sources") ? body["sources"] : json(), deps.connection));
   r.options.memory_limit = deps.memory_limit;
   return r;
 }

@@ -11,11 +11,13 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "config/connection.h"
 #include "core/result.h"
+#include "federated/federated.h"
 
 namespace dbs::api {
 
@@ -38,6 +40,13 @@ struct FederatedRouteDeps {
 // columns resolve). *columns: the result's columns ({name, type}).
 Result<nlohmann::json> SavedStreamBody(const nlohmann::json& body, const FederatedRouteDeps& deps,
                                        nlohmann::json* columns);
+
+// The "sources" of a federated request: 1 to 16 {"alias"?, "connectionId"}, resolved through
+// `connection`; an omitted alias defaults by kind (pg1, my1, s3, files, ...). InvalidArgument
+// naming the element otherwise.
+Result<std::vector<federated::FederatedSource>> ParseFederatedSources(
+    const nlohmann::json& sources,
+    const std::function<Result<ConnectionConfig>(const std::string&)>& connection);
 
 // Registers the routes under `v1` ("/api/v1") through `add`.
 void RegisterFederatedRoutes(const std::string& v1, const AddFederatedRoute& add,

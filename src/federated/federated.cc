@@ -660,6 +660,13 @@ class Session {
   }
 
   duckdb_connection con() const { return con_; }
+  // `s`, or the error a source recorded when DuckDB failed because of it.
+  Status WithSourceError(const Status& s) {
+    if (s.ok()) return s;
+    std::lock_guard<std::mutex> l(error_.mu);
+    return error_.status ? *error_.status : s;
+  }
+  static std::string TypeNameOf(duckdb_logical_type lt) { return TypeName(lt); }
   // DESCRIBE's spelling of a result column's type (files::ColumnFromDuck reads it).
   static std::string DescribeName(duckdb_logical_type lt) {
     const std::string t = TypeName(lt);
@@ -1114,6 +1121,206 @@ Result<duckdb_data_chunk> ResultStream::Next() {
     return static_cast<duckdb_data_chunk>(nullptr);
   }
   return im.chunk;
+}
+
+// --- a federated SELECT read page by page (the console) ------------------------------------
+
+namespace {
+
+bool NativeCell(duckdb_type t) {
+  switch (t) {
+    case DUCKDB_TYPE_BOOLEAN:
+    case DUCKDB_TYPE_TINYINT:
+    case DUCKDB_TYPE_SMALLINT:
+    case DUCKDB_TYPE_INTEGER:
+    case DUCKDB_TYPE_BIGINT:
+    case DUCKDB_TYPE_UTINYINT:
+    case DUCKDB_TYPE_USMALLINT:
+    case DUCKDB_TYPE_UINTEGER:
+    case DUCKDB_TYPE_UBIGINT:
+    case DUCKDB_TYPE_FLOAT:
+    case DUCKDB_TYPE_DOUBLE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Row `r` of a chunk column of type `t` (a native type, or VARCHAR for the others) as JSON:
+// what Run's cells are.
+json ChunkCell(duckdb_vector v, duckdb_type t, idx_t r) {
+  uint64_t* validity = duckdb_vector_get_validity(v);
+  if (validity != nullptr && !duckdb_validity_row_is_valid(validity, r)) return nullptr;
+  void* data = duckdb_vector_get_data(v);
+  switch (t) {
+    case DUCKDB_TYPE_BOOLEAN:
+      return static_cast<const bool*>(data)[r];
+    case DUCKDB_TYPE_TINYINT:
+      return static_cast<const int8_t*>(data)[r];
+    case DUCKDB_TYPE_SMALLINT:
+      return static_cast<const int16_t*>(data)[r];
+    case DUCKDB_TYPE_INTEGER:
+      return static_cast<const int32_t*>(data)[r];
+    case DUCKDB_TYPE_BIGINT:
+      return static_cast<const int64_t*>(data)[r];
+    case DUCKDB_TYPE_UTINYINT:
+      return static_cast<const uint8_t*>(data)[r];
+    case DUCKDB_TYPE_USMALLINT:
+      return static_cast<const uint16_t*>(data)[r];
+    case DUCKDB_TYPE_UINTEGER:
+      return static_cast<const uint32_t*>(data)[r];
+    case DUCKDB_TYPE_UBIGINT:
+      return static_cast<const uint64_t*>(data)[r];
+    case DUCKDB_TYPE_FLOAT:
+    case DUCKDB_TYPE_DOUBLE: {
+      const double d = t == DUCKDB_TYPE_FLOAT ? static_cast<const float*>(data)[r]
+                                              : static_cast<const double*>(data)[r];
+      if (std::isfinite(d)) return d;
+      return d != d ? "nan" : d > 0 ? "inf" : "-inf";
+    }
+    default: {
+      duckdb_string_t* str = static_cast<duckdb_string_t*>(data) + r;
+      return std::string(duckdb_string_t_data(str), duckdb_string_t_length(*str));
+    }
+  }
+}
+
+}  // namespace
+
+struct QueryCursor::Impl {
+  Session session;
+  std::vector<ResultColumn> columns;
+  std::vector<duckdb_type> cell_types;  // what each chunk column holds (native or VARCHAR)
+  duckdb_prepared_statement stmt = nullptr;
+  duckdb_pending_result pending = nullptr;  // between Open and Start
+  duckdb_result res{};
+  bool has_res = false;
+  duckdb_data_chunk chunk = nullptr;
+  idx_t chunk_row = 0;
+  bool ended = false;
+  std::atomic<bool> interrupted{false};
+  ~Impl() {
+    if (chunk != nullptr) duckdb_destroy_data_chunk(&chunk);
+    if (pending != nullptr) duckdb_destroy_pending(&pending);
+    if (has_res) duckdb_destroy_result(&res);
+    if (stmt != nullptr) duckdb_destroy_prepare(&stmt);
+  }
+  // The next chunk into `chunk` (nullptr at the end).
+  Status Advance() {
+    if (chunk != nullptr) duckdb_destroy_data_chunk(&chunk);
+    chunk_row = 0;
+    chunk = duckdb_fetch_chunk(res);
+    if (chunk == nullptr) {
+      const char* err = duckdb_result_error(&res);
+      if (err != nullptr && *err != '\0') {
+        return session.WithSourceError(Status::InvalidArgument(std::string("sql: ") + err));
+      }
+      ended = true;
+      return Status::Ok();
+    }
+    if (duckdb_data_chunk_get_size(chunk) == 0) {
+      duckdb_destroy_data_chunk(&chunk);
+      ended = true;
+    }
+    return Status::Ok();
+  }
+};
+
+QueryCursor::QueryCursor() : impl_(std::make_unique<Impl>()) {}
+QueryCursor::~QueryCursor() = default;
+const std::vector<ResultColumn>& QueryCursor::columns() const { return impl_->columns; }
+void QueryCursor::Interrupt() {
+  impl_->interrupted = true;
+  duckdb_interrupt(impl_->session.con());
+}
+bool QueryCursor::interrupted() const { return impl_->interrupted.load(); }
+
+Result<std::unique_ptr<QueryCursor>> QueryCursor::Open(const std::vector<FederatedSource>& sources,
+                                                       const std::string& sql,
+                                                       const FederatedOptions& options) {
+  std::unique_ptr<QueryCursor> out(new QueryCursor());
+  Impl& im = *out->impl_;
+  std::string body;
+  DBS_RETURN_IF_ERROR(OpenSession(&im.session, sources, sql, options, &body));
+  // Described first: native cells stay as they are, every other column is read as DuckDB's text.
+  const std::string wrapped = "SELECT * FROM (\n" + body + "\n) AS dbs_result";
+  duckdb_prepared_statement st = nullptr;
+  if (duckdb_prepare(im.session.con(), wrapped.c_str(), &st) != DuckDBSuccess) {
+    Status e = Status::InvalidArgument(std::string("sql: ") + duckdb_prepare_error(st));
+    duckdb_destroy_prepare(&st);
+    return e;
+  }
+  std::string list, names;
+  for (idx_t c = 0; c < duckdb_prepared_statement_column_count(st); ++c) {
+    duckdb_logical_type lt = duckdb_prepared_statement_column_logical_type(st, c);
+    const duckdb_type t = duckdb_get_type_id(lt);
+    const std::string name = duckdb_prepared_statement_column_name(st, c);
+    im.columns.push_back({name, Session::TypeNameOf(lt)});
+    duckdb_destroy_logical_type(&lt);
+    const bool native = NativeCell(t);
+    im.cell_types.push_back(native ? t : DUCKDB_TYPE_VARCHAR);
+    // Result columns renamed by position (two may share a name: SELECT a.id, b.id).
+    const std::string ref = "dbs_c" + std::to_string(c + 1);
+    names += (names.empty() ? "" : ", ") + ref;
+    list += (list.empty() ? "" : ", ") + (native ? ref : "CAST(" + ref + " AS VARCHAR)");
+  }
+  duckdb_destroy_prepare(&st);
+  const std::string select = list.empty() ? wrapped
+                                          : "SELECT " + list + " FROM (\n" + body +
+                                                "\n) AS dbs_result(" + names + ")";
+  if (duckdb_prepare(im.session.con(), select.c_str(), &im.stmt) != DuckDBSuccess) {
+    return Status::InvalidArgument(std::string("sql: ") + duckdb_prepare_error(im.stmt));
+  }
+  // The pending query exists from here: an Interrupt() from now on stops Start().
+  if (duckdb_pending_prepared_streaming(im.stmt, &im.pending) != DuckDBSuccess) {
+    Status e = Status::InvalidArgument(std::string("sql: ") + duckdb_pending_error(im.pending));
+    return e;
+  }
+  return out;
+}
+
+Status QueryCursor::Start() {
+  Impl& im = *impl_;
+  if (im.pending == nullptr) return Status::FailedPrecondition("the cursor was started already");
+  const duckdb_state state = duckdb_execute_pending(im.pending, &im.res);
+  duckdb_destroy_pending(&im.pending);
+  im.pending = nullptr;
+  im.has_res = true;
+  if (state != DuckDBSuccess) {
+    const char* e = duckdb_result_error(&im.res);
+    return im.session.WithSourceError(
+        Status::InvalidArgument(std::string("sql: ") + (e ? e : "the statement failed")));
+  }
+  return Status::Ok();
+}
+
+Result<json> QueryCursor::Next(int64_t max_rows, bool* more) {
+  Impl& im = *impl_;
+  if (!im.has_res) return Status::FailedPrecondition("the cursor was not started");
+  json rows = json::array();
+  while (static_cast<int64_t>(rows.size()) < max_rows && !im.ended) {
+    if (im.chunk == nullptr || im.chunk_row >= duckdb_data_chunk_get_size(im.chunk)) {
+      DBS_RETURN_IF_ERROR(im.Advance());
+      continue;
+    }
+    const idx_t n = duckdb_data_chunk_get_size(im.chunk);
+    const idx_t cols = im.cell_types.size();
+    std::vector<duckdb_vector> vectors(cols);
+    for (idx_t c = 0; c < cols; ++c) vectors[c] = duckdb_data_chunk_get_vector(im.chunk, c);
+    for (; im.chunk_row < n && static_cast<int64_t>(rows.size()) < max_rows; ++im.chunk_row) {
+      json row = json::array();
+      for (idx_t c = 0; c < cols; ++c) {
+        row.push_back(ChunkCell(vectors[c], im.cell_types[c], im.chunk_row));
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  // Whether rows remain: the current chunk has more, or the next one has any.
+  if (!im.ended && (im.chunk == nullptr || im.chunk_row >= duckdb_data_chunk_get_size(im.chunk))) {
+    DBS_RETURN_IF_ERROR(im.Advance());
+  }
+  *more = !im.ended;
+  return rows;
 }
 
 }  // namespace dbs::federated

@@ -4,8 +4,10 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -100,6 +102,14 @@ class FederatedApi : public ::testing::Test {
     httplib::Client c("127.0.0.1", env->server->port());
     c.set_read_timeout(60, 0);
     auto r = c.Post(path.c_str(), {{"X-API-Key", env->key}}, body.dump(), "application/json");
+    if (!r) return {-1, json()};
+    return {r->status, json::parse(r->body, nullptr, false)};
+  }
+  static std::pair<int, json> Send(const std::string& method, const std::string& path) {
+    httplib::Client c("127.0.0.1", env->server->port());
+    c.set_read_timeout(60, 0);
+    auto r = method == "GET" ? c.Get(path.c_str(), {{"X-API-Key", env->key}})
+                             : c.Delete(path.c_str(), {{"X-API-Key", env->key}});
     if (!r) return {-1, json()};
     return {r->status, json::parse(r->body, nullptr, false)};
   }
@@ -223,6 +233,102 @@ TEST_F(FederatedApi, RefusesWritesAndBadRequests) {
   auto still = Post("/api/v1/explorer/federated", Body("SELECT count(*) FROM pg1.customers"));
   ASSERT_EQ(still.first, 200);
   EXPECT_EQ(still.second["rows"], json::parse("[[3]]"));
+}
+
+// The console over federated sources (explorer/federated_session.h): the console's query ids,
+// pages through /queries/{id}/next, EXPLAIN with each source's statement, history, cancel and
+// timeout by interrupting DuckDB, and the refusals.
+TEST_F(FederatedApi, ConsolePagesAFederatedStatement) {
+  json body = Body(kJoin);
+  body["maxRows"] = 1;
+  body["queryId"] = "fed-pages";
+  auto r = Post("/api/v1/explorer/console", body);
+  ASSERT_EQ(r.first, 200) << r.second.dump();
+  EXPECT_EQ(r.second["queryId"], "fed-pages");
+  EXPECT_EQ(r.second["readOnly"], true);
+  EXPECT_EQ(r.second["columns"][2], json::parse(R"j({"name":"total","type":"DECIMAL(38,2)"})j"));
+  EXPECT_EQ(r.second["rows"], json::parse(R"([["Ada",2,"10.00"]])"));
+  EXPECT_EQ(r.second["hasMore"], true);
+  r = Post("/api/v1/explorer/queries/fed-pages/next", {{"maxRows", 1}});
+  ASSERT_EQ(r.first, 200) << r.second.dump();
+  EXPECT_EQ(r.second["rows"], json::parse(R"([["Grace",0,null]])"));
+  EXPECT_EQ(r.second["hasMore"], true);
+  r = Post("/api/v1/explorer/queries/fed-pages/next", {{"maxRows", 10}});
+  ASSERT_EQ(r.first, 200) << r.second.dump();
+  EXPECT_EQ(r.second["rows"], json::parse(R"([["Linus",1,"1.00"]])"));
+  EXPECT_EQ(r.second["hasMore"], false);
+  EXPECT_EQ(Post("/api/v1/explorer/queries/fed-pages/next", json::object()).first, 404);
+
+  // A page that ends exactly at the last row says there is no more.
+  body = Body(kJoin);
+  body["maxRows"] = 3;
+  r = Post("/api/v1/explorer/console", body);
+  ASSERT_EQ(r.first, 200) << r.second.dump();
+  EXPECT_EQ(r.second["rows"].size(), 3u);
+  EXPECT_EQ(r.second["hasMore"], false);
+
+  // The history names the statement and its connections.
+  auto h = Send("GET", "/api/v1/explorer/history?connectionId=" + env->pg_id + "," + env->my_id);
+  ASSERT_EQ(h.first, 200) << h.second.dump();
+  ASSERT_FALSE(h.second["items"].empty()) << h.second.dump();
+  EXPECT_EQ(h.second["items"][0]["statement"], kJoin);
+
+  r = Post("/api/v1/explorer/console/explain", Body("SELECT name FROM pg1.public.customers"));
+  ASSERT_EQ(r.first, 200) << r.second.dump();
+  EXPECT_FALSE(r.second["text"].get<std::string>().empty());
+  ASSERT_EQ(r.second["json"]["sources"].size(), 1u) << r.second.dump();
+  EXPECT_EQ(r.second["json"]["sources"][0]["alias"], "pg1");
+  EXPECT_NE(r.second["json"]["sources"][0]["statement"].get<std::string>().find("customers"),
+            std::string::npos);
+}
+
+TEST_F(FederatedApi, ConsoleCancelsAndTimesOutAFederatedStatement) {
+  // Long enough to still run when cancelled (a cross join DuckDB cannot shortcut).
+  const std::string slow =
+      "SELECT count(*) FROM pg1.public.customers c, range(40000000000) r WHERE r.range % 7 = c.id";
+  json body = Body(slow);
+  body["queryId"] = "fed-cancel";
+  std::pair<int, json> answer;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::thread t([&] { answer = Post("/api/v1/explorer/console", body); });
+  bool listed = false;
+  for (int i = 0; i < 200 && !listed; ++i) {
+    auto list = Send("GET", "/api/v1/explorer/queries");
+    for (const auto& q : list.second["items"]) listed = listed || q["queryId"] == "fed-cancel";
+    if (!listed) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(listed);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(Send("DELETE", "/api/v1/explorer/queries/fed-cancel").first, 204);
+  t.join();
+  EXPECT_EQ(answer.first, 409) << answer.second.dump();
+  EXPECT_EQ(answer.second["error"]["code"], "cancelled") << answer.second.dump();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+  auto list = Send("GET", "/api/v1/explorer/queries");
+  for (const auto& q : list.second["items"]) EXPECT_NE(q["queryId"], "fed-cancel");
+
+  body = Body(slow);
+  body["timeoutMs"] = 1000;
+  auto r = Post("/api/v1/explorer/console", body);
+  EXPECT_EQ(r.first, 503) << r.second.dump();
+  EXPECT_EQ(r.second["error"]["code"], "timeout") << r.second.dump();
+}
+
+TEST_F(FederatedApi, ConsoleRefusesWhatAFederatedStatementCannotBe) {
+  json body = Body("SELECT 1");
+  body["readOnly"] = false;
+  EXPECT_EQ(Post("/api/v1/explorer/console", body).first, 400);
+  body = Body("SELECT 1");
+  body["connectionId"] = env->pg_id;
+  EXPECT_EQ(Post("/api/v1/explorer/console", body).first, 400);
+  body = Body("SELECT 1");
+  body["analyze"] = true;
+  EXPECT_EQ(Post("/api/v1/explorer/console/explain", body).first, 400);
+  auto r = Post("/api/v1/explorer/console", Body("DELETE FROM pg1.public.customers"));
+  EXPECT_EQ(r.first, 400) << r.second.dump();
+  r = Post("/api/v1/explorer/console", Body("SELECT count(*) FROM pg1.public.customers"));
+  ASSERT_EQ(r.first, 200) << r.second.dump();
+  EXPECT_EQ(r.second["rows"], json::parse("[[3]]"));
 }
 
 TEST_F(FederatedApi, AliasesDefaultByKind) {

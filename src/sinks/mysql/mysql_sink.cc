@@ -555,7 +555,7 @@ Result<TargetTable> MysqlSink::PrepareTable(const TableSchema& src) {
   // How the rows are written, from the target's actual columns.
   auto plan = std::make_unique<TablePlan>();
   plan->shadow = swapped ? "" : ShadowOf(info);
-  const std::string in_db = plan->shadow.empty() ? db : plan->shadow;
+  std::string in_db = plan->shadow.empty() ? db : plan->shadow;
   plan->db = db;
   plan->name = src.name;
   plan->qualified = QuoteQualified(in_db, src.name);
@@ -564,12 +564,30 @@ Result<TargetTable> MysqlSink::PrepareTable(const TableSchema& src) {
   plan->upsert = options_.write_mode == WriteMode::kUpsert;
   plan->source_columns = src.columns.size();
   const std::string ctx = "preparing " + key;
-  DBS_ASSIGN_OR_RETURN(auto cols,
-                       conn_->Query("SELECT COLUMN_NAME, DATA_TYPE, EXTRA, COLUMN_KEY FROM "
-                                    "information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
-                                        conn_->Literal(in_db) + " AND TABLE_NAME = " +
-                                        conn_->Literal(src.name) + " ORDER BY ORDINAL_POSITION",
-                                    ctx));
+  auto read_columns = [&](const std::string& in) {
+    return conn_->Query("SELECT COLUMN_NAME, DATA_TYPE, EXTRA, COLUMN_KEY FROM "
+                        "information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
+                            conn_->Literal(in) + " AND TABLE_NAME = " + conn_->Literal(src.name) +
+                            " ORDER BY ORDINAL_POSITION",
+                        ctx);
+  };
+  DBS_ASSIGN_OR_RETURN(auto cols, read_columns(in_db));
+  if (cols.empty() && !plan->shadow.empty()) {
+    // Another writer's swap (which takes the run's lock, not this table's) may have moved the
+    // shadow copy into place since it was seen above: then the table is written in place.
+    std::string after;
+    DBS_RETURN_IF_ERROR(WithTableLock("", [&]() -> Status {
+      DBS_ASSIGN_OR_RETURN(bool ended, HasPhase("", "run", &after));
+      if (!ended) after.clear();
+      return Status::Ok();
+    }));
+    if (after == "swapped") {
+      plan->shadow.clear();
+      in_db = db;
+      plan->qualified = QuoteQualified(db, src.name);
+      DBS_ASSIGN_OR_RETURN(cols, read_columns(db));
+    }
+  }
   struct TargetColumn {
     std::string name, data_type;
     bool generated = false, key = false;
