@@ -11,7 +11,8 @@
 // folder connection inside the server's file root (tested, listed, opened again, refused outside
 // the root next to its path, deleted), creates a
 // MariaDB -> PostgreSQL load stream in the guided editor (and sees a validation error next to
-// its field, and the plan before saving), starts it, watches the monitoring page reach 100%, `completed` and the
+// its field, and the plan before saving), starts it, a second one with per-table options (columns,
+// a filter, a new name) and a custom query, checked in the target and loaded back into the editor, watches the monitoring page reach 100%, `completed` and the
 // verification result, opens the run history, usage and live logs, the System and API keys
 // screens (a key created, used, revoked), the Data Explorer (tree, table data with sorting,
 // paging and a filter, structure, ER diagram exported as SVG and PNG, the SQL console with
@@ -455,6 +456,183 @@ async function folderConnection(page, base, key, filesRoot) {
   await page.locator('.n-dialog__action button', { hasText: 'Delete' }).click()
   await row.waitFor({ state: 'detached' })
   check((await api('GET', `/connections/${c.id}`)).status === 404, 'the folder connection is deleted from the list')
+}
+
+// Per-table options in the editor's table picker: customers read with two of its columns, only
+// the rows of a filter, under another name; products whole; a custom query (a DELETE refused in
+// the browser first). The JSON tab and the saved body hold the object entries; the run writes
+// only those columns and rows, and verifies. Opened again, the picker shows the options and
+// saving sends the same entries. A stream whose entry names a column the table does not have
+// (saved through the API) gets the plan's error next to that table.
+async function tableOptions(page, base, key) {
+  const call = async (method, p, body) => (await fetch(base + '/api/v1' + p, { method, headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+    body: body && JSON.stringify(body) })).json()
+  const conns = (await call('GET', '/connections')).items
+  const id = (n) => conns.find((c) => c.name === n).id
+  const sql = async (statement) => {
+    const r = await call('POST', '/explorer/console', { connectionId: id('analytics-pg'), sql: statement })
+    if (!r.rows) throw new Error(`console: ${JSON.stringify(r)}`)
+    return r.rows.map((row) => row.map(String))
+  }
+  await page.click('a[href="/streams"]')
+  await page.click('[data-test=new-stream]')
+  await page.waitForURL(/\/streams\/new$/)
+  await page.locator('input[aria-label="Stream name"]').fill('shop-picked')
+  await pickOption(page, '[data-test=source-select]', 'shop-mariadb')
+  await page.click('[data-test=next]')
+  await pickOption(page, '[data-test=schema-select]', 'shop')
+  const picker = page.locator('[data-test=table-picker]')
+  await picker.locator('td', { hasText: 'customers' }).waitFor()
+  await page.click('[data-test=all-tables]')
+  for (const t of ['customers', 'products']) await picker.locator('tr', { hasText: t }).locator('.n-checkbox').click()
+  await page.locator('[data-test=table-summary]', { hasText: '2 tables of shop' }).waitFor()
+  // Options of customers: columns id and email (the table's order), a filter, a new name.
+  await page.click('button[aria-label="Options of customers"]')
+  const dlg = page.locator('[data-test=table-options]')
+  await dlg.locator('[data-test=table-columns] [data-column=created]').waitFor({ timeout: 15000 })
+  const listed = await dlg.locator('[data-test=table-columns] [data-column]').evaluateAll((els) => els.map((e) => e.dataset.column))
+  check(listed.join(',') === 'id,name,email,created', `the options list the table's columns from the catalog (${listed.join(', ')})`)
+  await dlg.locator('[data-test=all-columns]').click()
+  for (const c of ['email', 'id', 'name', 'created']) await dlg.locator(`[data-column=${c}]`).click()
+  await dlg.locator('.n-form-item-feedback', { hasText: 'pick at least one column' }).waitFor()
+  await dlg.locator('[data-test=apply-table-options]').click()
+  await page.waitForTimeout(200)
+  check(await dlg.isVisible(), 'no column picked: the browser says so next to the columns, and Apply keeps the dialog open')
+  for (const c of ['email', 'id']) await dlg.locator(`[data-column=${c}]`).click()
+  await dlg.locator('textarea[aria-label="Filter"]').fill('id <= 100')
+  await dlg.locator('input[aria-label="Target table"]').fill('customers_100')
+  await shot(page, '04b-editor-table-options')
+  await axe(page, 'stream editor, per-table options')
+  await dlg.locator('[data-test=apply-table-options]').click()
+  await dlg.waitFor({ state: 'hidden' })
+  const summary = (await picker.locator('tr', { hasText: 'customers' }).locator('[data-test=table-options-summary]').innerText()).trim()
+  check(summary === '2 of 4 columns · filter · as customers_100', `the picker's row sums up the table's options (${summary})`)
+  // A custom query: the browser refuses what is not a SELECT.
+  await page.click('[data-test=add-query]')
+  await page.locator('input[aria-label="Name of custom query 1"]').fill('shop.big_orders')
+  const select = page.locator('textarea[aria-label="SELECT of custom query 1"]')
+  await select.fill('DELETE FROM shop.orders')
+  await page.locator('[data-test=custom-query] .n-form-item-feedback', { hasText: 'only a SELECT or WITH' }).waitFor()
+  check(true, 'a custom query that is not a SELECT is refused next to it')
+  await select.fill('SELECT id, amount FROM shop.orders WHERE id <= 10')
+  await page.locator('[data-test=table-summary]', { hasText: '2 tables of shop, 1 with options, 1 custom query' }).waitFor()
+  await shot(page, '04c-editor-custom-query')
+  await axe(page, 'stream editor, table picker with options and a custom query')
+  await page.click('[data-test=next]')
+  await pickOption(page, '[data-test=target-select]', 'analytics-pg')
+  await page.locator('input[aria-label="Target schema"]').fill('picked')
+  const expected = [{ name: 'shop.customers', columns: ['id', 'email'], filter: 'id <= 100', target: 'customers_100' }, 'shop.products',
+    { name: 'shop.big_orders', query: 'SELECT id, amount FROM shop.orders WHERE id <= 10' }]
+  await page.click('text=JSON')
+  await page.locator('.cm-content', { hasText: '"customers_100"' }).first().waitFor()
+  const json = await page.locator('.cm-content').first().innerText()
+  check(/"name": "shop\.customers",\s*"columns": \[\s*"id",\s*"email"\s*\],\s*"filter": "id <= 100",\s*"target": "customers_100"/.test(json) &&
+    json.includes('"shop.products"') && json.includes('"query": "SELECT id, amount FROM shop.orders WHERE id <= 10"'),
+  'the JSON tab shows customers as an object entry (columns, filter, target), products as a name and the custom query')
+  await page.click('text=Guided')
+  const streamsPost = (method) => (r) => r.method() === method && /\/api\/v1\/streams(\/s_[^/]+)?$/.test(new URL(r.url()).pathname)
+  const [created] = await Promise.all([page.waitForRequest(streamsPost('POST')), page.click('[data-test=save-stream]')])
+  check(JSON.stringify(created.postDataJSON().tables) === JSON.stringify(expected), `the saved config has those entries (${JSON.stringify(created.postDataJSON().tables)})`)
+  await page.waitForURL(/\/streams\/s_[^/]+$/)
+  const streamId = page.url().split('/').pop()
+  await page.click('[data-test=start]')
+  await page.waitForURL(/\/runs\/[^/]+$/)
+  await page.locator('.n-tag[data-state=completed]').waitFor({ timeout: 60000 })
+  await page.locator('[data-test=verification]', { hasText: 'Verified: source and target match' }).waitFor({ timeout: 20000 })
+  check(!(await page.locator('[data-test=run-error]').count()), 'the stream with per-table options runs to completed and verified')
+  const cols = await sql("SELECT column_name FROM information_schema.columns WHERE table_schema = 'picked' AND table_name = 'customers_100' ORDER BY ordinal_position")
+  const counts = await sql('SELECT (SELECT count(*) FROM picked.customers_100), (SELECT min(id) FROM picked.customers_100), (SELECT max(id) FROM picked.customers_100), ' +
+    "(SELECT count(*) FROM picked.products), (SELECT count(*) FROM picked.big_orders), (SELECT count(*) FROM information_schema.tables WHERE table_schema = 'picked')")
+  check(cols.flat().join(',') === 'id,email', `the target table customers_100 has only the columns picked (${cols.flat().join(', ')})`)
+  check(counts[0].join(',') === '100,1,100,50,10,3', `and only the filtered rows (100, ids 1 to 100); products whole (50); the custom query's 10 rows; 3 tables (${counts[0].join(', ')})`)
+  // Opened again: the picker shows the options (no JSON fallback), and saving sends the same entries.
+  await page.goto(`${base}/streams/${streamId}/edit`)
+  await page.waitForFunction(() => document.querySelector('input[aria-label="Stream name"]')?.value === 'shop-picked')
+  await page.click('[data-test=next]')
+  await page.locator('[data-test=table-summary]', { hasText: '2 tables of shop, 1 with options, 1 custom query' }).waitFor()
+  check(await page.locator('[data-test=raw-tables]').count() === 0 && await page.locator('input[aria-label="Name of custom query 1"]').inputValue() === 'shop.big_orders' &&
+    (await picker.locator('tr', { hasText: 'customers' }).locator('[data-test=table-options-summary]').innerText()).includes('filter'),
+  'the editor loads the object entries and the custom query back into the picker')
+  const [updated] = await Promise.all([page.waitForRequest(streamsPost('PUT')), page.click('[data-test=save-stream]')])
+  check(JSON.stringify(updated.postDataJSON().tables) === JSON.stringify(expected), 'saved again unchanged, the entries are the same')
+  await page.waitForURL(/\/streams\/s_[^/]+$/)
+  // The server's error on an entry, next to its table: a column the table does not have.
+  const bad = await call('POST', '/streams', { name: 'shop-bad-column', mode: 'load', source: { connection: id('shop-mariadb') }, target: { connection: id('analytics-pg') },
+    targetSchema: 'picked_bad', tables: ['shop.products', { name: 'shop.customers', columns: ['id', 'nope'] }] })
+  await page.goto(`${base}/streams/${bad.id}/edit`)
+  await page.waitForFunction(() => document.querySelector('input[aria-label="Stream name"]')?.value === 'shop-bad-column')
+  for (let i = 0; i < 4; i++) await page.click('[data-test=next]')
+  await page.click('[data-test=editor-preview-plan]')
+  const problem = picker.locator('tr', { hasText: 'customers' }).locator('[data-test=table-problem]')
+  await problem.waitFor({ timeout: 30000 })
+  const problemText = await problem.innerText()
+  check(/tables\[1\]: column 'nope' does not exist/.test(problemText) && await picker.locator('tr', { hasText: 'products' }).locator('[data-test=table-problem]').count() === 0,
+    `the plan's error on tables[1] is shown next to customers, on the Tables step (${problemText})`)
+  await shot(page, '04d-editor-table-error')
+  await axe(page, 'stream editor, an error on a table')
+  await call('DELETE', `/streams/${bad.id}`).catch(() => {})
+  await page.click('a[href="/streams"]')
+}
+
+// Column types of a folder source in the editor: a folder with one CSV (prices), all its tables
+// picked, the options of prices set price to DECIMAL(12,2) (a type the server would refuse is
+// refused in the browser first); no custom queries for a folder. The run writes price into
+// PostgreSQL as numeric(12,2). The stream, the connection and the folder are removed after.
+async function fileColumnTypes(page, base, key, filesRoot) {
+  const call = async (method, p, body) => {
+    const r = await fetch(base + '/api/v1' + p, { method, headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) })
+    return r.status === 204 ? {} : r.json()
+  }
+  const dir = path.join(filesRoot, 'prices')
+  fs.mkdirSync(dir)
+  fs.writeFileSync(path.join(dir, 'prices.csv'), 'id,item,price\n1,apple,1.25\n2,pear,2.5\n3,plum,0.75\n4,fig,3.1\n5,kiwi,12.05\n')
+  const folder = await call('POST', '/connections', { name: 'e2e-prices', engine: 'file', path: dir })
+  const pg = (await call('GET', '/connections')).items.find((c) => c.name === 'analytics-pg')
+  await page.click('a[href="/streams"]')
+  await page.click('[data-test=new-stream]')
+  await page.waitForURL(/\/streams\/new$/)
+  await page.locator('input[aria-label="Stream name"]').fill('prices-typed')
+  await pickOption(page, '[data-test=source-select]', 'e2e-prices')
+  await page.click('[data-test=next]')
+  await pickOption(page, '[data-test=schema-select]', 'public')
+  await page.locator('[data-test=table-picker] td', { hasText: 'prices' }).waitFor({ timeout: 20000 })
+  check(await page.locator('[data-test=add-query]').count() === 0, 'a folder source offers no custom queries')
+  await page.click('button[aria-label="Options of prices"]')
+  const dlg = page.locator('[data-test=table-options]')
+  const price = dlg.locator('input[aria-label="DuckDB type of price"]')
+  await price.waitFor({ timeout: 20000 })
+  await price.fill('DECIMAL (12,2)')
+  await dlg.locator('.n-form-item-feedback', { hasText: 'price: a DuckDB type name' }).waitFor()
+  check(true, 'a column type the server would refuse is refused next to the columns')
+  await price.fill('DECIMAL(12,2)')
+  await shot(page, '04e-editor-file-column-types')
+  await axe(page, 'stream editor, column types of a folder source')
+  await dlg.locator('[data-test=apply-table-options]').click()
+  await dlg.waitFor({ state: 'hidden' })
+  await page.click('[data-test=next]')
+  await pickOption(page, '[data-test=target-select]', 'analytics-pg')
+  await page.locator('input[aria-label="Target schema"]').fill('picked_files')
+  const [created] = await Promise.all([
+    page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === '/api/v1/streams'),
+    page.click('[data-test=save-stream]'),
+  ])
+  const tables = created.postDataJSON().tables
+  check(JSON.stringify(tables) === JSON.stringify([{ name: 'public.prices', columnTypes: { price: 'DECIMAL(12,2)' } }, 'public.*']),
+    `all tables with options on one: its entry first, then public.* (${JSON.stringify(tables)})`)
+  await page.waitForURL(/\/streams\/s_[^/]+$/)
+  const streamId = page.url().split('/').pop()
+  await page.click('[data-test=start]')
+  await page.waitForURL(/\/runs\/[^/]+$/)
+  await page.locator('.n-tag[data-state=completed]').waitFor({ timeout: 60000 })
+  check(!(await page.locator('[data-test=run-error]').count()), 'the folder stream runs to completed')
+  const r = await call('POST', '/explorer/console', { connectionId: pg.id, sql: "SELECT data_type, numeric_precision, numeric_scale, (SELECT count(*) FROM picked_files.prices) " +
+    "FROM information_schema.columns WHERE table_schema = 'picked_files' AND table_name = 'prices' AND column_name = 'price'" })
+  const got = (r.rows?.[0] ?? []).map(String).join(',')
+  check(got === 'numeric,12,2,5', `price is written as numeric(12,2), the 5 rows with it (${got})`)
+  await call('DELETE', `/streams/${streamId}`)
+  check((await call('DELETE', `/connections/${folder.id}`)).error === undefined, 'the folder stream and connection are removed')
+  fs.rmSync(dir, { recursive: true, force: true })
+  await page.click('a[href="/streams"]')
 }
 
 // System (services with heartbeats and versions) and API keys (create with an expiry, shown
@@ -1109,6 +1287,8 @@ async function main() {
   await shot(page, '12-logs')
   await axe(page, 'logs')
 
+  await tableOptions(page, base, server.key)
+  await fileColumnTypes(page, base, server.key, server.filesRoot)
   await systemAndKeys(page, base)
   const api = (method, p, body) => fetch(base + '/api/v1' + p, { method, headers: { 'X-API-Key': server.key, 'Content-Type': 'application/json' },
     body: body && JSON.stringify(body) }).then((r) => r.json())
