@@ -986,13 +986,13 @@ async function objectsAndFileConsole(page, api, env, filesRoot) {
   const expected = { events: '2 rows', orders: '3 rows', sales: '100 rows' }[starter]
   check(!!expected, `the console starts with a statement that reads one of the bucket's tables (s3.public.${starter})`)
   const [fedReq] = await Promise.all([
-    page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === '/api/v1/explorer/federated'),
+    page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === '/api/v1/explorer/console' && !!r.postDataJSON()?.sources),
     page.click('[data-test=run-sql]'),
   ])
   const fedBody = fedReq.postDataJSON()
   await page.locator('[data-test=sql-result] [data-test=result-summary]', { hasText: expected }).waitFor({ timeout: 30000 })
   check(JSON.stringify(fedBody.sources) === JSON.stringify([{ alias: 's3', connectionId: bucket.id }]),
-    `the starter statement runs through POST /explorer/federated with the source s3 and shows its ${expected}`)
+    `the starter statement runs through POST /explorer/console with the source s3 and shows its ${expected}`)
   await editor.click()
   await page.keyboard.press('Control+A')
   await page.keyboard.press('Delete')
@@ -1004,6 +1004,20 @@ async function objectsAndFileConsole(page, api, env, filesRoot) {
   check(/\b250\b/.test(sum) && /39,?218\.75/.test(sum), `a query over the bucket's sales.csv counts 250 rows summing to 39,218.75 (${sum})`)
   await shot(page, '32-sql-bucket')
   await axe(page, 'SQL console on a bucket')
+  // A slow federated statement is cancelled on the server too (DuckDB interrupted).
+  await editor.click()
+  await page.keyboard.press('Control+A')
+  await page.keyboard.press('Delete')
+  await page.keyboard.insertText('SELECT count(*) AS n FROM s3.public.sales, range(40000000000) r WHERE r.range % 7 = 3')
+  await page.keyboard.press('Escape')
+  await page.click('[data-test=run-sql]')
+  await page.locator('[data-test=sql-running]', { hasText: /[1-9]\.\d s/ }).waitFor({ timeout: 20000 })
+  const fedRunning = await api('GET', '/explorer/queries')
+  check(fedRunning.items.some((q) => q.state === 'running' && /range\(40000000000\)/.test(q.sql)), 'the slow federated statement runs on the server (GET /explorer/queries)')
+  await page.click('[data-test=cancel-sql]')
+  await page.locator('[data-test=sql-cancelled]', { hasText: 'Cancelled on the server' }).waitFor({ timeout: 15000 })
+  const fedAfter = await api('GET', '/explorer/queries')
+  check(!fedAfter.items.some((q) => /range\(40000000000\)/.test(q.sql)), 'Cancel stops the federated statement on the server: it is no longer listed')
 
   // The folder: its files one level at a time, the levels starting at file:///the/folder.
   await tree.locator('.n-tree-node', { hasText: 'e2e-files' }).click()

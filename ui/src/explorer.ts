@@ -77,18 +77,17 @@ export function completionSchema(tables: { alias?: string; schema: string; name:
   return out
 }
 
-// Runs a federated statement; abort() on the signal cancels it in the browser (the server stops
-// the statement at its time limit: docs/federated.md, known limits).
-export function federated(sources: FederatedSource[], sql: string, opt: { maxRows?: number; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<QueryResult> {
-  return post<QueryResult>('/explorer/federated', { sources, sql, maxRows: opt.maxRows ?? 1000, timeoutMs: opt.timeoutMs ?? 60000 }, opt.signal)
-}
-
 // The console on one saved connection: its own SQL, read-only unless asked; the rest of a large
 // result waits in a server-side cursor (hasMore → nextPage); cancelQuery stops it on the server.
 export interface ConsoleResult extends QueryResult { queryId: string; hasMore: boolean; rowsAffected: number | null; command: string | null; readOnly: boolean }
 export const newQueryId = () => 'ui_' + Math.random().toString(36).slice(2, 12) + Date.now().toString(36)
 export function consoleRun(connectionId: string, sql: string, o: { queryId: string; maxRows?: number; timeoutMs?: number; readOnly?: boolean; signal?: AbortSignal }): Promise<ConsoleResult> {
   return post<ConsoleResult>('/explorer/console', { connectionId, sql, queryId: o.queryId, maxRows: o.maxRows ?? 1000, timeoutMs: o.timeoutMs ?? 60000, readOnly: o.readOnly ?? true }, o.signal)
+}
+// The console over federated sources (several, or one bucket or folder): the same query ids,
+// pages, server-side cancel and downloads, always read-only.
+export function consoleFederated(sources: FederatedSource[], sql: string, o: { queryId: string; maxRows?: number; timeoutMs?: number; signal?: AbortSignal }): Promise<ConsoleResult> {
+  return post<ConsoleResult>('/explorer/console', { sources, sql, queryId: o.queryId, maxRows: o.maxRows ?? 1000, timeoutMs: o.timeoutMs ?? 60000 }, o.signal)
 }
 export const nextPage = (queryId: string, maxRows = 1000) => post<ConsoleResult>(`/explorer/queries/${encodeURIComponent(queryId)}/next`, { maxRows })
 export const cancelQuery = (queryId: string) => del(`/explorer/queries/${encodeURIComponent(queryId)}`)
