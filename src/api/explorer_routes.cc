@@ -83,7 +83,7 @@ struct ConsoleRequest {
 
 Result<ConsoleRequest> ParseConsole(const ExplorerState& st, const json& body, bool explain,
                                     bool download) {
-  std::vector<std::string> known = {"connectionId", "sources",  "sql",
+  std::vector<std::string> known = {"connectionId", "sources",   "sql",
                                     "readOnly",     "timeoutMs", "queryId"};
   if (explain) known.push_back("analyze");
   if (!explain) known.push_back("maxRows");
@@ -128,7 +128,8 @@ Result<ConsoleRequest> ParseConsole(const ExplorerState& st, const json& body, b
     }
     DBS_ASSIGN_OR_RETURN(r.sources, ParseFederatedSources(b.Get("sources"), st.deps.connection));
     for (const json& s : b.Get("sources")) {
-      r.connection_id += (r.connection_id.empty() ? "" : ",") + s["connectionId"].get<std::string>();
+      r.connection_id +=
+          (r.connection_id.empty() ? "" : ",") + s["connectionId"].get<std::string>();
     }
     return r;
   }

@@ -118,7 +118,9 @@ Result<Request> ParseRequest(const json& body, const FederatedRouteDeps& deps) {
     }
     r.options.timeout_ms = t.get<int64_t>();
   }
-  DBS_ASSIGN_OR_RETURN(r.sources, ParseFederatedSources(body.contains("sources") ? body["sources"] : json(), deps.connection));
+  DBS_ASSIGN_OR_RETURN(
+      r.sources,
+      ParseFederatedSources(body.contains("sources") ? body["sources"] : json(), deps.connection));
   r.options.memory_limit = deps.memory_limit;
   return r;
 }

@@ -123,8 +123,8 @@ Result<std::unique_ptr<QuerySession>> OpenFederatedSession(
     std::vector<federated::FederatedSource> sources, federated::FederatedOptions options,
     const std::string& temp_root) {
   std::error_code ec;
-  std::filesystem::path base =
-      temp_root.empty() ? std::filesystem::temp_directory_path(ec) : std::filesystem::path(temp_root);
+  std::filesystem::path base = temp_root.empty() ? std::filesystem::temp_directory_path(ec)
+                                                 : std::filesystem::path(temp_root);
   std::string tmpl = (base / "dbstreams-console-XXXXXX").string();
   if (::mkdtemp(tmpl.data()) == nullptr) {
     return Status::IoError("cannot create a spill folder under " + base.string());

@@ -1265,9 +1265,9 @@ Result<std::unique_ptr<QueryCursor>> QueryCursor::Open(const std::vector<Federat
     list += (list.empty() ? "" : ", ") + (native ? ref : "CAST(" + ref + " AS VARCHAR)");
   }
   duckdb_destroy_prepare(&st);
-  const std::string select = list.empty() ? wrapped
-                                          : "SELECT " + list + " FROM (\n" + body +
-                                                "\n) AS dbs_result(" + names + ")";
+  const std::string select =
+      list.empty() ? wrapped
+                   : "SELECT " + list + " FROM (\n" + body + "\n) AS dbs_result(" + names + ")";
   if (duckdb_prepare(im.session.con(), select.c_str(), &im.stmt) != DuckDBSuccess) {
     return Status::InvalidArgument(std::string("sql: ") + duckdb_prepare_error(im.stmt));
   }

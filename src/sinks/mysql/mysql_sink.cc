@@ -347,6 +347,16 @@ Status MysqlSink::WithTableLock(const std::string& table, F&& body) {
   return s;
 }
 
+Result<std::string> MysqlSink::RunEnd() {
+  std::string run;
+  DBS_RETURN_IF_ERROR(WithTableLock("", [&]() -> Status {
+    DBS_ASSIGN_OR_RETURN(bool ended, HasPhase("", "run", &run));
+    if (!ended) run.clear();
+    return Status::Ok();
+  }));
+  return run;
+}
+
 Result<bool> MysqlSink::HasPhase(const std::string& table, const std::string& phase,
                                  std::string* info) {
   DBS_ASSIGN_OR_RETURN(auto r, conn_->Query("SELECT `info` FROM `_dbstreams`.`state` WHERE "
@@ -519,12 +529,7 @@ Result<TargetTable> MysqlSink::PrepareTable(const TableSchema& src) {
         // holds the run's lock; it drops the shadow databases before it records "swapped").
         // Wait for it to end, then look again. SwapIn never takes a table's lock, so taking
         // the run's lock inside this one cannot deadlock.
-        std::string after;
-        DBS_RETURN_IF_ERROR(WithTableLock("", [&]() -> Status {
-          DBS_ASSIGN_OR_RETURN(bool ended, HasPhase("", "run", &after));
-          if (!ended) after.clear();
-          return Status::Ok();
-        }));
+        DBS_ASSIGN_OR_RETURN(const std::string after, RunEnd());
         if (after == "swapped") {
           swapped = true;  // written in place from now on (nothing is left to load)
           return Status::Ok();
@@ -565,22 +570,18 @@ Result<TargetTable> MysqlSink::PrepareTable(const TableSchema& src) {
   plan->source_columns = src.columns.size();
   const std::string ctx = "preparing " + key;
   auto read_columns = [&](const std::string& in) {
-    return conn_->Query("SELECT COLUMN_NAME, DATA_TYPE, EXTRA, COLUMN_KEY FROM "
-                        "information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
-                            conn_->Literal(in) + " AND TABLE_NAME = " + conn_->Literal(src.name) +
-                            " ORDER BY ORDINAL_POSITION",
-                        ctx);
+    return conn_->Query(
+        "SELECT COLUMN_NAME, DATA_TYPE, EXTRA, COLUMN_KEY FROM "
+        "information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
+            conn_->Literal(in) + " AND TABLE_NAME = " + conn_->Literal(src.name) +
+            " ORDER BY ORDINAL_POSITION",
+        ctx);
   };
   DBS_ASSIGN_OR_RETURN(auto cols, read_columns(in_db));
   if (cols.empty() && !plan->shadow.empty()) {
     // Another writer's swap (which takes the run's lock, not this table's) may have moved the
     // shadow copy into place since it was seen above: then the table is written in place.
-    std::string after;
-    DBS_RETURN_IF_ERROR(WithTableLock("", [&]() -> Status {
-      DBS_ASSIGN_OR_RETURN(bool ended, HasPhase("", "run", &after));
-      if (!ended) after.clear();
-      return Status::Ok();
-    }));
+    DBS_ASSIGN_OR_RETURN(const std::string after, RunEnd());
     if (after == "swapped") {
       plan->shadow.clear();
       in_db = db;

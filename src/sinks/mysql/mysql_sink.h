@@ -135,6 +135,9 @@ class MysqlSink : public Sink {
   // Runs `body` holding the stream's lock for `table` ("db.table").
   template <typename F>
   Status WithTableLock(const std::string& table, F&& body);
+  // How the run ended ("swapped", "failed", ...; "" while it runs), read under the run's lock,
+  // so that a swap under way is waited for.
+  Result<std::string> RunEnd();
   Result<bool> HasPhase(const std::string& table, const std::string& phase,
                         std::string* info = nullptr);
   Status RecordPhase(const std::string& table, const std::string& phase, const std::string& info);
