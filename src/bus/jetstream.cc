@@ -67,6 +67,8 @@ Status FromNats(natsStatus s, std::string_view what, jsErrCode jerr = static_cas
       return Status::NotFound(std::move(msg));
     case JSStreamMessageExceedsMaximumErr:
       return Status::ResourceExhausted(std::move(msg));
+    case JSStreamWrongLastSequenceErr:  // an expected last (subject) sequence did not hold
+      return Status(StatusCode::kFailedPrecondition, Retry::kRetry, std::move(msg));
     case JSClusterNoPeersErr:   // a cluster still forming, or a node down
     case JSClusterNotAvailErr:  // no meta leader (election under way)
     case JSClusterNotLeaderErr:
@@ -379,6 +381,12 @@ Status NatsConnection::WaitPublished(std::chrono::milliseconds timeout) {
 
 Result<std::string> NatsConnection::GetLastMessage(const std::string& stream,
                                                    const std::string& subject) {
+  DBS_ASSIGN_OR_RETURN(StoredMessage m, GetLastStored(stream, subject));
+  return std::move(m.data);
+}
+
+Result<NatsConnection::StoredMessage> NatsConnection::GetLastStored(const std::string& stream,
+                                                                    const std::string& subject) {
   std::shared_lock<std::shared_mutex> admin(StreamAdminMutex());
   natsMsg* msg = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
@@ -388,9 +396,11 @@ Result<std::string> NatsConnection::GetLastMessage(const std::string& stream,
     return Status::NotFound("no message on " + subject);
   }
   if (s != NATS_OK) return FromNats(s, "reading the last message on " + subject, jerr);
-  std::string data(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg)));
+  StoredMessage m;
+  m.data.assign(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg)));
+  m.sequence = natsMsg_GetSequence(msg);
   natsMsg_Destroy(msg);
-  return data;
+  return m;
 }
 
 Result<NatsConnection::ConsumerState> NatsConnection::GetConsumerState(const std::string& stream,

@@ -137,6 +137,9 @@ class NatsConnection {
                            uint64_t below_seq);
 
   // Synchronous publish; `msg_id` (may be empty) is sent as Nats-Msg-Id for de-duplication.
+  // With the header Nats-Expected-Last-Subject-Sequence, a subject whose last message has
+  // another sequence (0: the subject has none) refuses the message: FailedPrecondition,
+  // retryable.
   Result<PublishAck> Publish(std::string_view subject, std::string_view data,
                              std::string_view msg_id = {},
                              const std::vector<std::pair<std::string, std::string>>& headers = {});
@@ -149,6 +152,12 @@ class NatsConnection {
 
   // The newest message stored on `subject` in `stream`; NotFound when there is none.
   Result<std::string> GetLastMessage(const std::string& stream, const std::string& subject);
+  // The same with the message's stream sequence.
+  struct StoredMessage {
+    std::string data;
+    uint64_t sequence = 0;
+  };
+  Result<StoredMessage> GetLastStored(const std::string& stream, const std::string& subject);
 
   struct ConsumerState {
     uint64_t num_pending = 0;     // not yet delivered

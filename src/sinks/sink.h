@@ -32,6 +32,7 @@
 #include "config/stream_config.h"
 #include "core/bundle.h"
 #include "core/change.h"
+#include "core/commit_log.h"
 #include "core/result.h"
 #include "core/schema.h"
 #include "sinks/objects_plan.h"
@@ -80,6 +81,11 @@ struct SinkOptions {
   // CDC checkpoints are scoped by the stream name alone (not the run): a restarted CDC stream
   // resumes where the previous run stopped. Empty: derived from `stream` up to its last '.'.
   std::string cdc_stream;
+  // Compare-and-set documents shared by every writer of the run (the writers pass the run's
+  // JetStream stream, bus/commit_log.h). Targets that cannot lock or compare-and-set
+  // themselves commit through it: a file target on S3 keeps its change checkpoint there, and
+  // refuses CDC runs without it. May be null.
+  std::shared_ptr<CommitLog> commit_log;
 };
 
 // What a run will do with one table, computed without writing anything (Sink::PlanTable).

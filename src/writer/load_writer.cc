@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bus/commit_log.h"
 #include "bus/objects_wire.h"
 #include "bus/protocol.h"
 #include "core/logging.h"
@@ -243,6 +244,7 @@ Status LoadWriter::Run() {
     DBS_ASSIGN_OR_RETURN(objects_, bus::ReadObjects(nats_, config_.name, parts));
   }
   so.objects = objects_;
+  so.commit_log = std::make_shared<bus::JetStreamCommitLog>(nats_, config_.name);
   DBS_ASSIGN_OR_RETURN(sink_, Sink::Open(config_.target, so));
   Sink* sink = sink_.get();
   // What the run will do, planned before it writes (the end-of-run report); then what the

@@ -50,7 +50,7 @@ class FileSink : public Sink {
       : root_(std::move(root)),
         fo_(std::move(fo)),
         so_(std::move(so)),
-        changes_(root_, fo_, so_, [this] { return Db(); }) {}
+        changes_(files::LocalChangeStore(root_), fo_, so_, [this] { return Db(); }) {}
 
   Result<TableDdlPlan> PlanTable(const TableSchema& t) override {
     auto existing = files::ReadManifest(root_ + "/" + t.name);

@@ -138,10 +138,11 @@ Result<size_t> ApplyByTable(
   return written;
 }
 
-Status FileCdcUnsupported() {
+Status FileCdcNeedsWriters() {
   return Status(StatusCode::kUnsupported, Retry::kFail,
-                "S3 targets take loads only (mode load): change data capture into S3 is not "
-                "supported yet; a local folder target (file://) takes changes");
+                "change data capture into an S3 target commits through the run's NATS "
+                "JetStream stream, which only the stream writers (dbstreams run, "
+                "stream-writer) have; run the stream with them");
 }
 
 }  // namespace dbs::files

@@ -44,7 +44,8 @@ Result<TargetTable> CheckFileTable(const TableSchema& t, const std::string& wher
 Result<size_t> ApplyByTable(
     const std::vector<BundleRef>& bundles,
     const std::function<Result<size_t>(const std::vector<const BundleRef*>&)>& apply);
-// What every CDC call of an S3 target returns (Unsupported, not retried).
-Status FileCdcUnsupported();
+// What a CDC call of an S3 target returns without SinkOptions::commit_log (Unsupported, not
+// retried).
+Status FileCdcNeedsWriters();
 
 }  // namespace dbs::files

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/logging.h"
+#include "sinks/files/changes.h"
 #include "sinks/files/naming.h"
 #include "sinks/files/stage.h"
 #include "sources/files/duck.h"
@@ -51,11 +52,20 @@ std::string Nonce() {
 class S3FileSink : public Sink {
  public:
   S3FileSink(std::unique_ptr<ObjectStore> store, FileOptions fo, SinkOptions so)
-      : store_(std::move(store)), fo_(std::move(fo)), so_(std::move(so)), nonce_(Nonce()) {}
+      : store_(std::move(store)), fo_(std::move(fo)), so_(std::move(so)), nonce_(Nonce()) {
+    if (so_.commit_log) {
+      changes_ = std::make_unique<files::ChangeFiles>(
+          files::BucketChangeStore(store_.get(), so_.commit_log), fo_, so_,
+          [this] { return Db(); });
+    }
+  }
 
-  // Changes go to local folder targets only: a CDC run fails before it writes anything.
+  // Changes commit through the run's commit log: a CDC run without one fails before it
+  // writes anything.
   Status PrepareRun() override {
-    if (so_.mode != StreamMode::kLoad && !so_.plan_only) return files::FileCdcUnsupported();
+    if (so_.mode != StreamMode::kLoad && !so_.plan_only && !changes_) {
+      return files::FileCdcNeedsWriters();
+    }
     return Status::Ok();
   }
 
@@ -112,10 +122,21 @@ class S3FileSink : public Sink {
     return std::vector<std::string>();
   }
 
-  Result<CdcCheckpoint> ReadCdcCheckpoint(int) override { return files::FileCdcUnsupported(); }
-  Result<size_t> ApplyChanges(const ChangeBatch&) override { return files::FileCdcUnsupported(); }
-  Status AddColumns(const TableSchema&, const std::vector<std::string>&) override {
-    return files::FileCdcUnsupported();
+  Result<CdcCheckpoint> ReadCdcCheckpoint(int partition) override {
+    if (!changes_) return files::FileCdcNeedsWriters();
+    return changes_->ReadCheckpoint(partition);
+  }
+  Result<size_t> ApplyChanges(const ChangeBatch& batch) override {
+    if (!changes_) return files::FileCdcNeedsWriters();
+    return changes_->Apply(batch);
+  }
+  Status AddColumns(const TableSchema& new_schema, const std::vector<std::string>&) override {
+    if (!changes_) return files::FileCdcNeedsWriters();
+    return changes_->AddColumns(new_schema);
+  }
+  Status FlushChanges(bool all) override {
+    if (!changes_) return Status::Ok();
+    return changes_->Flush(all);
   }
 
  private:
@@ -408,6 +429,7 @@ class S3FileSink : public Sink {
   std::unique_ptr<files::SpillDir> spill_;
   std::map<std::string, std::set<std::string>> applied_;  // bundle ids, per table
   std::map<std::string, std::set<std::string>> seen_;     // .ids records read, per table
+  std::unique_ptr<files::ChangeFiles> changes_;           // CDC runs (with a commit log)
 };
 
 }  // namespace

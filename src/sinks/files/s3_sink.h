@@ -20,8 +20,10 @@
 //    marker .dbs/failed/<stream.run> and removes the staging (kept with keepPartial).
 //  - Memory: one bundle batch in DuckDB and one S3 part per upload; disk: the segments and
 //    the part file of the part being written, in a private spill folder.
-//  - CDC is not supported: PrepareRun refuses cdc and load+cdc runs (Unsupported) before
-//    anything is written; local folder targets take changes (changes.h).
+//  - Changes (cdc, load+cdc) become change files as on a local folder (changes.h), with the
+//    partition checkpoint in SinkOptions::commit_log (the run's JetStream stream) replaced by
+//    compare-and-set; without a commit log PrepareRun refuses CDC runs (Unsupported) before
+//    anything is written.
 #pragma once
 
 #include <memory>
