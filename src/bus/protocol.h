@@ -11,6 +11,8 @@
 //   dbs.<stream>.cdc.<p>        change messages of partition p (core/change_codec.h), in source
 //                               commit order, numbered 1, 2, ... (Nats-Msg-Id "cdc.<p>.<n>")
 //   dbs.<stream>.ctl.cdcdone    JSON: the change stream ended after message n / runs again
+//   dbs.<stream>.ctl.commit.<k> a commit log value (bus/commit_log.h): the checkpoint of S3
+//                               change files, moved by compare-and-set on its sequence
 //   dbs.feedback.<stream>       JSON {"partition", "seq", "position"}: a writer committed up
 //                               to there (core NATS; outside the stream's JetStream subjects)
 //

@@ -6,7 +6,7 @@
 // The server resolves the path (links followed) and refuses one outside its roots with a 400 on
 // the field `path`; the form checks only what it can see: absolute, no '..', not too long.
 import type { Connection } from './api'
-import { FORMATS, compressionFor, type S3Format } from './s3'
+import { FORMATS, compressionFor, countParam, wholeNumber, type S3Format } from './s3'
 
 export type FileFormat = S3Format
 
@@ -52,8 +52,6 @@ export function pathError(path: string): string | null {
   return null
 }
 
-const wholeNumber = (n: number | null, min: number) => n === null || (Number.isInteger(n) && n >= min)
-
 // The form's own checks before anything is sent, by field (the API's field names). Empty when
 // the form can be sent; the API checks again, and checks the roots.
 export function validateFolder(f: FolderForm, opts: { withName?: boolean } = {}): Record<string, string> {
@@ -82,13 +80,6 @@ export function folderBody(f: FolderForm, opts: { withName?: boolean } = {}): Re
   if (f.changeFileSeconds !== null) params.changeFileSeconds = String(f.changeFileSeconds)
   b.params = params
   return b
-}
-
-// A count param as the API returns it (a string of digits); null when absent or not one.
-function countParam(v: string | undefined, min: number): number | null {
-  if (v === undefined || !/^\d+$/.test(v)) return null
-  const n = Number(v)
-  return Number.isSafeInteger(n) && n >= min ? n : null
 }
 
 // The form of a saved connection (GET /connections/{id}: {engine: "file", path, params}).

@@ -3,6 +3,7 @@ import {
   awsEndpoint, bucketError, compressionFor, compressionOptions, describeObjects,
   emptyS3Form, s3Body, s3FormOf, s3Location, validateS3, type S3Form,
 } from './s3'
+import { changeFileRule } from './folder'
 import type { Connection } from './api'
 
 const form = (over: Partial<S3Form> = {}): S3Form => ({ ...emptyS3Form(), name: 'lake', bucket: 'lake', ...over })
@@ -22,13 +23,26 @@ describe('s3 bucket names', () => {
 
 describe('s3 form checks', () => {
   it('a filled form passes', () => {
-    expect(validateS3(form({ endpoint: 'http://127.0.0.1:9000', rowsPerFile: 5000 }))).toEqual({})
+    expect(validateS3(form({ endpoint: 'http://127.0.0.1:9000', rowsPerFile: 5000, changeFileRows: 1000, changeFileSeconds: 0 }))).toEqual({})
     expect(validateS3(form({ name: '' }), { withName: false })).toEqual({})
   })
   it('names each field that is wrong', () => {
     const e = validateS3(form({ name: ' ', bucket: 'Bad_Bucket', endpoint: 'minio:9000', region: 'us east', rowsPerFile: 0 }))
     expect(Object.keys(e).sort()).toEqual(['bucket', 'endpoint', 'name', 'region', 'rowsPerFile'])
     expect(e.name).toBe('name is required')
+  })
+  it('change files (CDC streams into the bucket): whole numbers, changes at least 1, seconds at least 0', () => {
+    const e = validateS3(form({ changeFileRows: 1.5, changeFileSeconds: -1 }))
+    expect(Object.keys(e).sort()).toEqual(['changeFileRows', 'changeFileSeconds'])
+    expect(e.changeFileRows).toBe('changes per file must be a positive whole number')
+    expect(e.changeFileSeconds).toBe('seconds must be a whole number, 0 or more')
+    expect(validateS3(form({ changeFileRows: 0 })).changeFileRows).toBe('changes per file must be a positive whole number')
+    expect(validateS3(form({ changeFileSeconds: 2.5 })).changeFileSeconds).toBe('seconds must be a whole number, 0 or more')
+  })
+  it("the form's hint says when a change file is published, as for a folder", () => {
+    expect(changeFileRule(form({ rowsPerFile: 5000 }))).toBe('Here: at 5,000 changes, or when the oldest change is 60 seconds old.')
+    expect(changeFileRule(form({ changeFileRows: 1, changeFileSeconds: 30 }))).toBe('Here: at 1 change, or when the oldest change is 30 seconds old.')
+    expect(changeFileRule(form({ changeFileSeconds: 0 }))).toBe('Here: every batch of changes at once.')
   })
   it('an endpoint is an http:// or https:// URL of a server, or empty (AWS)', () => {
     const ep = (endpoint: string) => validateS3(form({ endpoint })).endpoint
@@ -47,17 +61,22 @@ describe('s3 request body', () => {
     const b = s3Body(form({
       name: ' lake ', bucket: 'lake', prefix: '/exports/2026/', endpoint: 'https://minio.internal:9000/', region: 'eu-west-1',
       addressing: 'virtual', accessKey: 'AKIA1 ', secretKey: 's3cret', format: 'csv', compression: 'gzip', rowsPerFile: 250000,
+      changeFileRows: 5000, changeFileSeconds: 30,
     }))
     expect(b).toEqual({
       engine: 's3', name: 'lake', bucket: 'lake', prefix: 'exports/2026', endpoint: 'https://minio.internal:9000',
       region: 'eu-west-1', addressing: 'virtual', user: 'AKIA1', password: 's3cret', ssl: {},
-      params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000' },
+      params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000', changeFileRows: '5000', changeFileSeconds: '30' },
     })
     for (const k of ['host', 'port', 'database', 'url']) expect(b).not.toHaveProperty(k)
   })
   it('leaves out what is empty: the endpoint (AWS), the secret (kept on an edit), the defaults', () => {
     const b = s3Body(form({ region: ' ' }), { withName: false })
     expect(b).toEqual({ engine: 's3', bucket: 'lake', region: 'us-east-1', addressing: 'path', ssl: {}, params: { format: 'parquet' } })
+  })
+  it('sends 0 seconds per file (every batch at once), not as a default', () => {
+    expect(s3Body(form({ changeFileSeconds: 0 })).params).toEqual({ format: 'parquet', changeFileSeconds: '0' })
+    expect(s3Body(form({ changeFileRows: 1 })).params).toEqual({ format: 'parquet', changeFileRows: '1' })
   })
   it('sends the CA only when the certificate is checked', () => {
     expect(s3Body(form({ ca: '/etc/ssl/minio.pem' })).ssl).toEqual({ ca: '/etc/ssl/minio.pem' })
@@ -77,13 +96,14 @@ describe('s3 saved connection', () => {
   const saved: Partial<Connection> = {
     id: 'c_1', name: 'lake', engine: 's3', bucket: 'lake', prefix: 'exports/2026', user: 'AKIA1', hasPassword: true,
     endpoint: 'https://minio.internal:9000', region: 'eu-west-1', addressing: 'virtual',
-    ssl: { ca: '/etc/ssl/minio.pem' }, params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000' },
+    ssl: { ca: '/etc/ssl/minio.pem' },
+    params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000', changeFileRows: '5000', changeFileSeconds: '0' },
   }
   it('loads back into the form, the secret blank', () => {
     expect(s3FormOf(saved)).toEqual({
       name: 'lake', bucket: 'lake', prefix: 'exports/2026', endpoint: 'https://minio.internal:9000', region: 'eu-west-1',
       addressing: 'virtual', accessKey: 'AKIA1', secretKey: '', sslMode: '', ca: '/etc/ssl/minio.pem',
-      format: 'csv', compression: 'gzip', rowsPerFile: 250000,
+      format: 'csv', compression: 'gzip', rowsPerFile: 250000, changeFileRows: 5000, changeFileSeconds: 0,
     })
   })
   it('saved again unchanged, sends what it was created with (no password: the stored one stays)', () => {
@@ -91,17 +111,21 @@ describe('s3 saved connection', () => {
     expect(b).toEqual({
       engine: 's3', name: 'lake', bucket: 'lake', prefix: 'exports/2026', endpoint: 'https://minio.internal:9000',
       region: 'eu-west-1', addressing: 'virtual', user: 'AKIA1', ssl: { ca: '/etc/ssl/minio.pem' },
-      params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000' },
+      params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000', changeFileRows: '5000', changeFileSeconds: '0' },
     })
   })
   it('shows the AWS endpoint the API filled in as empty, so that it follows the region', () => {
     const f = s3FormOf({ ...saved, endpoint: awsEndpoint('eu-west-1'), params: {} })
     expect(f.endpoint).toBe('')
     expect(f.format).toBe('parquet')
-    expect(f.rowsPerFile).toBeNull()
+    expect([f.rowsPerFile, f.changeFileRows, f.changeFileSeconds]).toEqual([null, null, null])
     expect(s3FormOf({ ...saved, endpoint: awsEndpoint('us-east-1') }).endpoint).toBe(awsEndpoint('us-east-1'))  // another region's
     expect(s3FormOf({ engine: 's3', bucket: 'b' }).region).toBe('us-east-1')
     expect(s3FormOf({ ...saved, ssl: { mode: 'require' } }).sslMode).toBe('require')
+  })
+  it('leaves out counts that are not whole numbers in range (the defaults then)', () => {
+    const f = s3FormOf({ engine: 's3', bucket: 'b', params: { rowsPerFile: 'many', changeFileRows: '0', changeFileSeconds: '-5' } })
+    expect([f.rowsPerFile, f.changeFileRows, f.changeFileSeconds]).toEqual([null, null, null])
   })
 })
 

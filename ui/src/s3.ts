@@ -23,6 +23,11 @@ export interface S3Form {
   format: S3Format
   compression: string  // '' = the format's default
   rowsPerFile: number | null  // null = the default (1,000,000)
+  // CDC streams into the bucket (docs/files.md, "Changes into files"), as for a folder
+  // (src/folder.ts): a change file is published when it holds changeFileRows changes or its
+  // oldest change is changeFileSeconds old.
+  changeFileRows: number | null  // null = the default: rowsPerFile
+  changeFileSeconds: number | null  // null = the default (60); 0 publishes every batch at once
 }
 
 // The server's defaults (src/sources/files/remote.h).
@@ -55,7 +60,18 @@ export function emptyS3Form(): S3Form {
   return {
     name: '', bucket: '', prefix: '', endpoint: '', region: DEFAULT_REGION, addressing: 'path',
     accessKey: '', secretKey: '', sslMode: '', ca: '', format: 'parquet', compression: '', rowsPerFile: null,
+    changeFileRows: null, changeFileSeconds: null,
   }
+}
+
+// A whole number of at least min, or null (the default); for the form's checks, here and in
+// src/folder.ts.
+export const wholeNumber = (n: number | null, min: number) => n === null || (Number.isInteger(n) && n >= min)
+// A count param as the API returns it (a string of digits); null when absent or not one.
+export function countParam(v: string | undefined, min: number): number | null {
+  if (v === undefined || !/^\d+$/.test(v)) return null
+  const n = Number(v)
+  return Number.isSafeInteger(n) && n >= min ? n : null
 }
 
 // A prefix as the server keeps it: no leading or trailing '/' (src/config/connection.cc).
@@ -78,8 +94,9 @@ export function s3FormOf(c: Partial<Connection>): S3Form {
   f.ca = c.ssl?.ca ?? ''
   f.format = FORMATS.some((x) => x.value === p.format) ? (p.format as S3Format) : p.format === 'ndjson' || p.format === 'json' ? 'jsonl' : 'parquet'
   f.compression = compressionFor(f.format, p.compression ?? '')
-  const n = Number(p.rowsPerFile)
-  f.rowsPerFile = p.rowsPerFile && Number.isInteger(n) && n > 0 ? n : null
+  f.rowsPerFile = countParam(p.rowsPerFile, 1)
+  f.changeFileRows = countParam(p.changeFileRows, 1)
+  f.changeFileSeconds = countParam(p.changeFileSeconds, 0)
   return f
 }
 
@@ -114,7 +131,9 @@ export function validateS3(f: S3Form, opts: { withName?: boolean } = {}): Record
   if (e) errs.endpoint = e
   if (new TextEncoder().encode(normalPrefix(f.prefix)).length > 1024) errs.prefix = 'prefix must be at most 1024 bytes'
   if (f.region.trim() && !/^[A-Za-z0-9._-]{1,64}$/.test(f.region.trim())) errs.region = 'region must be a region name such as us-east-1'
-  if (f.rowsPerFile !== null && (!Number.isInteger(f.rowsPerFile) || f.rowsPerFile < 1)) errs.rowsPerFile = 'rows per file must be a positive whole number'
+  if (!wholeNumber(f.rowsPerFile, 1)) errs.rowsPerFile = 'rows per file must be a positive whole number'
+  if (!wholeNumber(f.changeFileRows, 1)) errs.changeFileRows = 'changes per file must be a positive whole number'
+  if (!wholeNumber(f.changeFileSeconds, 0)) errs.changeFileSeconds = 'seconds must be a whole number, 0 or more'
   return errs
 }
 
@@ -140,6 +159,8 @@ export function s3Body(f: S3Form, opts: { withName?: boolean } = {}): Record<str
   const compression = compressionFor(f.format, f.compression)
   if (compression) params.compression = compression
   if (f.rowsPerFile !== null) params.rowsPerFile = String(f.rowsPerFile)
+  if (f.changeFileRows !== null) params.changeFileRows = String(f.changeFileRows)
+  if (f.changeFileSeconds !== null) params.changeFileSeconds = String(f.changeFileSeconds)
   b.params = params
   return b
 }

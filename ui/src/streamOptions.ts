@@ -73,15 +73,10 @@ export function fileTargetSummary(c: Pick<Connection, 'engine' | 'params'>): str
   const parts = [`${name} files`, compression === 'none' ? 'uncompressed' : `${compression} compression`]
   const rows = Number(p.rowsPerFile)
   if (p.rowsPerFile && Number.isFinite(rows)) parts.push(`at most ${rows.toLocaleString('en-US')} rows per file`)
-  if (c.engine === 'file' && (p.changeFileRows || p.changeFileSeconds)) {
+  if (p.changeFileRows || p.changeFileSeconds) {
     const cr = p.changeFileRows ? `${Number(p.changeFileRows).toLocaleString('en-US')} changes` : ''
     const cs = p.changeFileSeconds ? `${p.changeFileSeconds} s` : ''
     parts.push(`change files every ${[cr, cs].filter(Boolean).join(' or ')}`)
   }
   return parts.join(', ')
-}
-
-// What a CDC stream into this target can do: null when it can, else why not.
-export function cdcTargetProblem(c?: Pick<Connection, 'engine'>): string | null {
-  return c?.engine === 's3' ? 'S3 targets take loads only: CDC into a bucket is not supported yet (a Local folder takes changes as change files)' : null
 }

@@ -617,6 +617,20 @@ Result<size_t> ChangeFiles::Apply(const ChangeBatch& b) {
     if (saved.ok()) break;
     if (!IsConflict(saved) || attempt >= 8) return saved;
     DBS_ASSIGN_OR_RETURN(st, Load(partition));
+    if (st.seq >= b.last_seq) {
+      // Another writer committed this batch first, staged under the same keys with the same
+      // rows. A key its checkpoint no longer names was published and deleted before this
+      // writer's PUT brought it back: nothing will name it again.
+      std::set<std::string> named;
+      for (const StagedSegment& s : st.staged) named.insert(SegmentKey(s));
+      for (const auto& [table, p] : st.publishing) {
+        for (const StagedSegment& s : p.segments) named.insert(SegmentKey(s));
+      }
+      for (const StagedSegment& s : added) {
+        if (!named.count(SegmentKey(s))) DBS_RETURN_IF_ERROR(store_->Delete(SegmentKey(s)));
+      }
+      return size_t{0};
+    }
     if (st.seq != b.first_seq - 1) {
       return Status(StatusCode::kFailedPrecondition, Retry::kRetry,
                     "another writer moved the change checkpoint of " + store_->Describe() + " to " +

@@ -46,9 +46,10 @@ struct FileTable {
   // relative to the table folder ("year=2026/month=11"); empty when the table has none.
   std::vector<std::string> folders;
   std::string dir;  // the table folder (for messages)
-  // With a manifest, in a local folder: the change files of a CDC stream (replay.h); the
-  // table is read as the snapshot with them applied.
+  // With a manifest: the change files of a CDC stream (replay.h), in change order; the table
+  // is read as the snapshot with them applied. For S3, their object keys in change_keys.
   std::vector<std::string> changes;
+  std::vector<std::string> change_keys;
 };
 
 // An s3:// source's bucket and the spill folder of its local copies (remote.h); shared by the
@@ -474,10 +475,25 @@ class FileRowReader : public RowReader {
       if (!t_->where.changes.empty()) {
         if (replayed_) return false;
         replayed_ = true;
-        // The snapshot and its change files, replayed in one statement (local files only).
-        DBS_ASSIGN_OR_RETURN(
-            std::string replay,
-            files::ReplaySql(*t_->where.manifest, t_->where.files, t_->where.changes));
+        // The snapshot and its change files, replayed in one statement; from S3 through local
+        // copies of all of them, held until the reader closes (disk: the table's files).
+        std::vector<std::string> parts = t_->where.files, changes = t_->where.changes;
+        if (remote_) {
+          for (size_t i = 0; i < parts.size(); ++i) {
+            std::unique_ptr<files::LocalCopy> c;
+            DBS_ASSIGN_OR_RETURN(parts[i], LocalPath(remote_.get(), t_->where, i, &c));
+            replay_copies_.push_back(std::move(c));
+          }
+          for (size_t i = 0; i < changes.size(); ++i) {
+            DBS_ASSIGN_OR_RETURN(
+                auto c, files::LocalCopy::Fetch(remote_->store.get(), t_->where.change_keys[i],
+                                                remote_->spill->path()));
+            changes[i] = c->path();
+            replay_copies_.push_back(std::move(c));
+          }
+        }
+        DBS_ASSIGN_OR_RETURN(std::string replay,
+                             files::ReplaySql(*t_->where.manifest, parts, changes));
         file_index_ = t_->where.files.size();
         auto s = duck_->Stream(SelectList() + " FROM (" + replay + ")" +
                                (filter_.empty() ? "" : " WHERE " + filter_));
@@ -566,7 +582,8 @@ class FileRowReader : public RowReader {
 
   std::unique_ptr<Duck> duck_;
   std::shared_ptr<Remote> remote_;
-  std::unique_ptr<files::LocalCopy> copy_;  // of the object being read (S3)
+  std::unique_ptr<files::LocalCopy> copy_;                        // of the object being read (S3)
+  std::vector<std::unique_ptr<files::LocalCopy>> replay_copies_;  // S3 files of a replay
   const TableInfo* t_;
   std::vector<size_t> cols_;
   std::string filter_;
@@ -833,6 +850,14 @@ class FileSource : public LoadOnlySource {
         t.keys.push_back(dir + "/" + f.name);
       }
       t.manifest = std::move(m).value();
+      // Change files of a CDC stream (sinks/files/changes.h), in name order = change order.
+      DBS_ASSIGN_OR_RETURN(auto changes, remote_->store->List(dir + "/_changes", false));
+      for (const ObjectInfo& o : changes) {
+        const std::string n = o.key.substr(o.key.rfind('/') + 1);
+        if (o.is_prefix || n.rfind("changes-", 0) != 0) continue;
+        t.changes.push_back(remote_->base + o.key);
+        t.change_keys.push_back(o.key);
+      }
       where_[t.name] = std::move(t);
       return Status::Ok();
     }
