@@ -949,6 +949,19 @@ Status Upstream(const Status& s) {
   return Status::Unavailable("the database answered: " + s.ToString());
 }
 
+// The same for a connection `c`: the files of a bucket or folder that cannot be read as tables
+// (a folder mixing formats, a file that does not parse, a type DuckDB does not have) are the
+// state of the connection, not a passing fault: 409, and asking again does not help.
+Status Upstream(const ConnectionConfig& c, const Status& s) {
+  if (c.engine == Engine::kFile &&
+      (s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kCorruption ||
+       s.code() == StatusCode::kUnsupported)) {
+    return Status(StatusCode::kFailedPrecondition, Retry::kFail,
+                  "the files cannot be read as tables: " + s.message());
+  }
+  return Upstream(s);
+}
+
 // The plan of a resolved stream config (ResolveStream with secrets) as JSON; Unavailable when
 // the source or the target cannot be read. Writes nothing.
 Result<json> PlanJson(const json& resolved) {
@@ -1138,21 +1151,21 @@ void ApiServer::Impl::RegisterConnectionRoutes(const std::string& v1) {
       DBS_ASSIGN_OR_RETURN(auto cfg, Connection(c.params["id"]));
       DBS_ASSIGN_OR_RETURN(Page p, PageOf(c.req));
       auto r = Browse(cfg, k, c.req.get_param_value("schema"));
-      if (!r.ok()) return Upstream(r.status());
+      if (!r.ok()) return Upstream(cfg, r.status());
       return Slice(*r, p);
     });
   }
   Add("GET", v1 + "/connections/{id}/tables/{schema}/{table}", [this](Ctx& c) -> Result<json> {
     DBS_ASSIGN_OR_RETURN(auto cfg, Connection(c.params["id"]));
     auto r = DescribeTable(cfg, c.params["schema"], c.params["table"]);
-    if (!r.ok()) return Upstream(r.status());
+    if (!r.ok()) return Upstream(cfg, r.status());
     return *r;
   });
   Add("GET", v1 + "/connections/{id}/tables/{schema}/{table}/count",
       [this](Ctx& c) -> Result<json> {
         DBS_ASSIGN_OR_RETURN(auto cfg, Connection(c.params["id"]));
         auto r = CountRows(cfg, c.params["schema"], c.params["table"]);
-        if (!r.ok()) return Upstream(r.status());
+        if (!r.ok()) return Upstream(cfg, r.status());
         return json{{"schema", c.params["schema"]}, {"table", c.params["table"]}, {"rows", *r}};
       });
 }

@@ -396,6 +396,20 @@ TEST_F(ApiTest, FileConnectionsStayInsideTheRoots) {
       "api_file");
   ASSERT_TRUE(copied.ok()) << copied.status().ToString();
   EXPECT_EQ((*copied)[0][0].value_or(""), "1:10,3:30");
+
+  // A table folder that mixes formats: browsing says so, as a state of the folder (409), not
+  // as an outage to retry (503).
+  std::filesystem::create_directories(root + "/mixed/events");
+  std::ofstream(root + "/mixed/events/a.csv") << "id\n1\n";
+  std::ofstream(root + "/mixed/events/b.jsonl") << "{\"id\": 2}\n";
+  auto mixed = Post("/api/v1/connections",
+                    {{"name", "folder-mixed"}, {"engine", "file"}, {"path", root + "/mixed"}});
+  ASSERT_EQ(mixed.first, 201) << mixed.second.dump();
+  auto mixed_tables =
+      Get("/api/v1/connections/" + mixed.second["id"].get<std::string>() + "/tables");
+  EXPECT_EQ(mixed_tables.first, 409) << mixed_tables.second.dump();
+  EXPECT_NE(mixed_tables.second.dump().find("mixes file formats"), std::string::npos)
+      << mixed_tables.second.dump();
 }
 
 TEST_F(ApiTest, S3ConnectionsBrowseAndStreams) {
