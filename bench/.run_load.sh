@@ -4,6 +4,8 @@
 # RSS per method, and ratios against the peers.
 #
 #   bench/load_bench.sh [ROWS]          (default 2000000; the issue's size)
+#   PEERS=0 bench/load_bench.sh 20000000   (dbstreams only, at the defaults: the long run that
+#                                           shows linear time and flat memory; no ratios)
 #
 # Starts its own throwaway MariaDB and PostgreSQL (dbstreams-testenv), installs pgloader and
 # pgcopydb from Debian when missing. Results go to stdout and bench/results/load-<date>.txt.
@@ -59,11 +61,15 @@ run() {
   local ok=ok; [ "$n" = "$ROWS" ] || ok="ROWS=$n"
   results+=("$name|$wall|$(echo "$user + $sys" | bc)|$((rss / 1024))|$ok")
 }
+# peer NAME ...: run, unless PEERS=0 (then a SKIPPED line keeps the result indices).
+peer() {
+  if [ "${PEERS:-1}" = 0 ]; then results+=("$1|SKIPPED"); else run "$@"; fi
+}
 # checked I FILE: after results[I]'s run, compares its source and target with dbstreams verify
 # (counts and per-column checksums; not timed) and appends the verdict to the result line.
 checked() {
   local v
-  [[ "${results[$1]}" == *"|FAILED" ]] && return 0
+  [[ "${results[$1]}" == *"|FAILED" || "${results[$1]}" == *"|SKIPPED" ]] && return 0
   if "$BIN/apps/dbstreams" verify "$2" > "$work/verify.out" 2>&1; then v="checksums equal"
   else v="VERIFY FAILED: $(tail -1 "$work/verify.out")"; fi
   results[$1]="${results[$1]}, $v"
@@ -83,7 +89,7 @@ DBS=("$BIN/apps/dbstreams" run --quiet)
 echo "== MariaDB -> PostgreSQL"
 run "dbstreams (defaults)" pg:d1 bench.t "${DBS[@]}" "$(cfg m2p "$MYSQL_URL"bench "$PGBASE/d1")"
 checked 0 "$work/m2p.json"
-run "dbstreams (dataBundleSize 100)" pg:d2 bench.t "${DBS[@]}" \
+peer "dbstreams (dataBundleSize 100)" pg:d2 bench.t "${DBS[@]}" \
   "$(cfg m2p100 "$MYSQL_URL"bench "$PGBASE/d2" '"dataBundleSize": 100')"
 cat > "$work/pgloader.load" <<LOAD
 LOAD DATABASE FROM mysql://root:$MYSQL_PASSWORD@127.0.0.1:$MYSQL_PORT/bench
@@ -91,7 +97,7 @@ LOAD DATABASE FROM mysql://root:$MYSQL_PASSWORD@127.0.0.1:$MYSQL_PORT/bench
 WITH prefetch rows = 25000
 ;
 LOAD
-run "pgloader 3.6.9" pg:d3 bench.t pgloader "$work/pgloader.load"
+peer "pgloader 3.6.9" pg:d3 bench.t pgloader "$work/pgloader.load"
 pipe_sql="SELECT CONCAT_WS('\t', id, a, IFNULL(b,'\\\\N'), IFNULL(c,'\\\\N'), IFNULL(d,'\\\\N'),
   IFNULL(e,'\\\\N'), IFNULL(f,'\\\\N'), IFNULL(REPLACE(REPLACE(REPLACE(g,'\\\\','\\\\\\\\'),'\t','\\\\t'),'\n','\\\\n'),'\\\\N'),
   IFNULL(REPLACE(REPLACE(REPLACE(h,'\\\\','\\\\\\\\'),'\t','\\\\t'),'\n','\\\\n'),'\\\\N'),
@@ -107,14 +113,14 @@ pipe() {
     psql -q "$PGBASE/d4" -c "\\copy bench.t FROM STDIN"
 }
 export -f pipe; export pipe_sql PGBASE
-run "text pipe (mariadb to psql copy)" pg:d4 bench.t bash -c "$(declare -f pipe); M=(${M[*]}); pipe"
+peer "text pipe (mariadb to psql copy)" pg:d4 bench.t bash -c "$(declare -f pipe); M=(${M[*]}); pipe"
 
 echo "== PostgreSQL -> PostgreSQL"
 run "dbstreams (defaults)" pg:d5 public.t "${DBS[@]}" "$(cfg p2p "$PGBASE/bench" "$PGBASE/d5")"
 checked 4 "$work/p2p.json"
-run "dbstreams (dataBundleSize 100)" pg:d6 public.t "${DBS[@]}" \
+peer "dbstreams (dataBundleSize 100)" pg:d6 public.t "${DBS[@]}" \
   "$(cfg p2p100 "$PGBASE/bench" "$PGBASE/d6" '"dataBundleSize": 100')"
-run "pgcopydb 0.10 clone (2 jobs)" pg:d7 public.t pgcopydb clone --source "$PGBASE/bench" \
+peer "pgcopydb 0.10 clone (2 jobs)" pg:d7 public.t pgcopydb clone --source "$PGBASE/bench" \
   --target "$PGBASE/d7" --table-jobs 2 --index-jobs 2 --dir "$work/pgcopydb" --no-owner \
   --no-acl --skip-extensions
 binpipe() {
@@ -122,7 +128,7 @@ binpipe() {
   psql -q "$PGBASE/bench" -c "\\copy t TO STDOUT (FORMAT binary)" |
     psql -q "$PGBASE/d8" -c "\\copy t FROM STDIN (FORMAT binary)"
 }
-run "binary COPY pipe (no index)" pg:d8 public.t bash -c "$(declare -f binpipe); PGBASE=$PGBASE; binpipe"
+peer "binary COPY pipe (no index)" pg:d8 public.t bash -c "$(declare -f binpipe); PGBASE=$PGBASE; binpipe"
 
 echo "== MariaDB -> MariaDB"
 run "dbstreams (defaults)" my:m1 m1.t "${DBS[@]}" \
@@ -132,7 +138,7 @@ dumppipe() {
   mariadb-dump -h 127.0.0.1 -P "$MYSQL_PORT" -u root "-p$MYSQL_PASSWORD" --single-transaction \
     --quick bench t | mariadb -h 127.0.0.1 -P "$MYSQL_PORT" -u root "-p$MYSQL_PASSWORD" m2
 }
-run "mariadb-dump into mariadb" my:m2 m2.t bash -c "$(declare -f dumppipe); MYSQL_PORT=$MYSQL_PORT MYSQL_PASSWORD=$MYSQL_PASSWORD dumppipe"
+peer "mariadb-dump into mariadb" my:m2 m2.t bash -c "$(declare -f dumppipe); MYSQL_PORT=$MYSQL_PORT MYSQL_PASSWORD=$MYSQL_PASSWORD dumppipe"
 mydl() {
   # The whole bench database (it holds only t): mydumper 0.10 skips a table named with -T
   # alongside -B.
@@ -142,7 +148,7 @@ mydl() {
     myloader -h 127.0.0.1 -P "$MYSQL_PORT" -u root -p "$MYSQL_PASSWORD" -B m3 -s bench \
       -t 2 -o -d "$work/mydumper"
 }
-run "mydumper, myloader (2 threads)" my:m3 m3.t bash -c "$(declare -f mydl); work=$work MYSQL_PORT=$MYSQL_PORT MYSQL_PASSWORD=$MYSQL_PASSWORD mydl"
+peer "mydumper, myloader (2 threads)" my:m3 m3.t bash -c "$(declare -f mydl); work=$work MYSQL_PORT=$MYSQL_PORT MYSQL_PASSWORD=$MYSQL_PASSWORD mydl"
 
 echo "== PostgreSQL -> MariaDB"
 run "dbstreams (defaults)" my:m4 m4.t "${DBS[@]}" \
@@ -163,7 +169,7 @@ rate() {
   local name wall cpu rss ok
   IFS='|' read -r name wall cpu rss ok <<< "${results[$1]}"
   # A failed method, or one that did not load every row, has no rate.
-  if [ "$wall" = FAILED ] || [[ "$ok" != ok* ]]; then echo 0; else echo "$ROWS / $wall" | bc -l; fi
+  if [ "$wall" = FAILED ] || [ "$wall" = SKIPPED ] || [[ "$ok" != ok* ]]; then echo 0; else echo "$ROWS / $wall" | bc -l; fi
 }
 # ratio I J: results[I]'s rows/s over results[J]'s.
 ratio() {
@@ -177,7 +183,7 @@ summary() {
   printf "%-34s %9s %9s %8s %9s %s\n" method seconds rows/s MB/s cpu-s peakRSS-MB
   for r in "${results[@]}"; do
     IFS='|' read -r name wall cpu rss ok <<< "$r"
-    if [ "$wall" = FAILED ]; then printf "%-34s FAILED\n" "$name"; continue; fi
+    if [ "$wall" = FAILED ] || [ "$wall" = SKIPPED ]; then printf "%-34s %s\n" "$name" "$wall"; continue; fi
     printf "%-34s %9.1f %9.0f %8.1f %9.1f %6s %s\n" "$name" "$wall" \
       "$(echo "$ROWS / $wall" | bc -l)" "$(echo "$BYTES / 1048576 / $wall" | bc -l)" "$cpu" "$rss" "$ok"
   done
