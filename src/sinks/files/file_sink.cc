@@ -307,30 +307,29 @@ class FileSink : public Sink {
     }
     for (uint64_t i = 0; i < nfiles; ++i) {
       const uint64_t lo = i * per, hi = std::min(total, lo + per);
-      std::string from;
-      uint64_t offset = 0, start = 0;
-      std::string list;
+      // The segments this part takes rows of.
+      std::vector<files::PartSource> sources;
+      uint64_t start = 0, first = 0;
       for (const Segment& s : segs) {
         const uint64_t end = start + s.rows;
         if (end > lo && start < hi) {
-          if (list.empty()) offset = lo - start;
-          list += (list.empty() ? "" : ", ") + SqlString(s.data);
+          if (sources.empty()) first = start;
+          sources.push_back({s.data, {{0, s.rows}}});
         }
         start = end;
       }
-      if (list.empty()) {
+      std::string from = files::PartFrom(sources, first, lo, hi);
+      const bool empty = from.empty();
+      if (empty) {
         DBS_RETURN_IF_ERROR(files::CreateStageTable(duck, "empty", t));
         from = "empty";
-      } else {
-        from = "read_parquet([" + list + "])";
       }
       const std::string name = files::PartName(next++, fo_);
       const std::string tmp = dir + "/." + name + ".tmp";
-      const std::string sql = "COPY (SELECT " + ExportList(t) + " FROM " + from + " LIMIT " +
-                              std::to_string(hi - lo) + " OFFSET " + std::to_string(offset) +
-                              ") TO " + SqlString(tmp) + " " + CopyOptions();
+      const std::string sql = "COPY (SELECT " + ExportList(t) + " FROM " + from + ") TO " +
+                              SqlString(tmp) + " " + CopyOptions();
       Status copied = duck->Exec(sql);
-      if (list.empty()) (void)duck->Exec("DROP TABLE IF EXISTS empty");
+      if (empty) (void)duck->Exec("DROP TABLE IF EXISTS empty");
       if (!copied.ok()) return copied;
       DBS_RETURN_IF_ERROR(files::SyncPath(tmp));
       ManifestFile f;
