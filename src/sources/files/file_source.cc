@@ -854,7 +854,7 @@ class FileSource : public LoadOnlySource {
       DBS_ASSIGN_OR_RETURN(auto changes, remote_->store->List(dir + "/_changes", false));
       for (const ObjectInfo& o : changes) {
         const std::string n = o.key.substr(o.key.rfind('/') + 1);
-        if (o.is_prefix || n.rfind("changes-", 0) != 0) continue;
+        if (o.is_prefix || !files::IsChangeFileName(n)) continue;
         t.changes.push_back(remote_->base + o.key);
         t.change_keys.push_back(o.key);
       }

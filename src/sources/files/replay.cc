@@ -17,12 +17,16 @@ constexpr char kChangeColumns[] =
 
 }  // namespace
 
+bool IsChangeFileName(const std::string& name) {
+  return name.rfind("changes-", 0) == 0 && FormatOfFile(name).has_value();
+}
+
 std::vector<std::string> ChangeFilesIn(const std::string& table_dir) {
   std::vector<std::string> out;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(table_dir + "/_changes", ec)) {
     const std::string n = e.path().filename().string();
-    if (n.rfind("changes-", 0) == 0 && e.is_regular_file() && FormatOfFile(n)) {
+    if (IsChangeFileName(n) && e.is_regular_file()) {
       out.push_back(e.path().string());
     }
   }

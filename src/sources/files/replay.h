@@ -21,6 +21,9 @@
 
 namespace dbs::files {
 
+// Whether `name` (a file name, no folder) is a change file: "changes-*" of a known format.
+bool IsChangeFileName(const std::string& name);
+
 // The change files of a table folder (<dir>/_changes/changes-*), in name order (change order);
 // empty when there are none.
 std::vector<std::string> ChangeFilesIn(const std::string& table_dir);
