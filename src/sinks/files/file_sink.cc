@@ -305,20 +305,12 @@ class FileSink : public Sink {
       m.files = existing->files;
       m.rows = existing->rows;
     }
+    // Every segment, whole; each part reads the rows of its range (PartFrom skips the others).
+    std::vector<files::PartSource> sources;
+    for (const Segment& s : segs) sources.push_back({s.data, {{0, s.rows}}});
     for (uint64_t i = 0; i < nfiles; ++i) {
       const uint64_t lo = i * per, hi = std::min(total, lo + per);
-      // The segments this part takes rows of.
-      std::vector<files::PartSource> sources;
-      uint64_t start = 0, first = 0;
-      for (const Segment& s : segs) {
-        const uint64_t end = start + s.rows;
-        if (end > lo && start < hi) {
-          if (sources.empty()) first = start;
-          sources.push_back({s.data, {{0, s.rows}}});
-        }
-        start = end;
-      }
-      std::string from = files::PartFrom(sources, first, lo, hi);
+      std::string from = files::PartFrom(sources, 0, lo, hi);
       const bool empty = from.empty();
       if (empty) {
         DBS_RETURN_IF_ERROR(files::CreateStageTable(duck, "empty", t));
