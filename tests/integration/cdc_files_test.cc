@@ -23,6 +23,7 @@
 #include "sources/files/duck.h"
 #include "sources/source.h"
 #include "support/change_batches.h"
+#include "support/jsonl.h"
 #include "support/servers.h"
 #include "support/streams.h"
 
@@ -58,13 +59,9 @@ std::vector<json> JsonlRows(const std::vector<std::string>& files) {
   std::vector<json> rows;
   for (const std::string& f : files) {
     std::ifstream in(f);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty()) continue;
-      json j = json::parse(line, nullptr, false);
-      EXPECT_FALSE(j.is_discarded()) << f << ": " << line;
-      rows.push_back(std::move(j));
-    }
+    std::stringstream text;
+    text << in.rdbuf();
+    testing::AppendJsonlRows(text.str(), f, &rows);
   }
   return rows;
 }

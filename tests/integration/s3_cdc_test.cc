@@ -11,7 +11,6 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
-#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +24,7 @@
 #include "run/local_run.h"
 #include "sinks/sink.h"
 #include "support/change_batches.h"
+#include "support/jsonl.h"
 #include "support/servers.h"
 #include "support/streams.h"
 
@@ -108,14 +108,7 @@ class S3CdcTest : public ::testing::Test {
       if (names) names->push_back(n);
       std::string bytes;
       EXPECT_TRUE(store->ReadRange(key, 0, 1 << 26, &bytes).ok()) << key;
-      std::istringstream in(bytes);
-      std::string line;
-      while (std::getline(in, line)) {
-        if (line.empty()) continue;
-        json j = json::parse(line, nullptr, false);
-        EXPECT_FALSE(j.is_discarded()) << key << ": " << line;
-        rows.push_back(std::move(j));
-      }
+      testing::AppendJsonlRows(bytes, key, &rows);
     }
     return rows;
   }
