@@ -138,10 +138,14 @@ class CdcFilesTest : public ::testing::Test {
     return result;
   }
 
-  bool SlotExists(const std::string& slot) {
-    auto r =
-        pg_->Query("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
-    return r.ok() && !r->empty() && (*r)[0][0] && *(*r)[0][0] == "1";
+  // The slot's confirmed_flush_lsn: empty while it does not exist or is still being created
+  // (a slot shows in pg_replication_slots before its consistent point, and changes committed
+  // before that point are not in it).
+  std::string SlotReadyAt(const std::string& slot) {
+    auto r = pg_->Query(
+        "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = '" + slot +
+        "' AND confirmed_flush_lsn IS NOT NULL");
+    return r.ok() && !r->empty() && (*r)[0][0] ? *(*r)[0][0] : std::string();
   }
   void DropSlot(const std::string& slot) {
     (void)pg_->Exec(
@@ -257,20 +261,20 @@ TEST_F(CdcFilesTest, PostgresChangesToParquetRollAndSecondRun) {
     }
   };
   auto first = RunAround(
-      c, [&] { return SlotExists("dbs_cdcf_p"); }, [&] { insert(1, 230); });
+      c, [&] { return !SlotReadyAt("dbs_cdcf_p").empty(); }, [&] { insert(1, 230); });
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   const size_t first_files = ChangeFilesOf(Out(), "ev").size();
   EXPECT_GE(first_files, 4u);  // 230 changes, rolled at 40 or more each, plus the final flush
-  // The second run replaces the slot: it is ready when the slot restarts elsewhere.
-  auto slot_lsn = [&] {
-    auto r = pg_->Query(
-        "SELECT restart_lsn::text FROM pg_replication_slots WHERE slot_name = "
-        "'dbs_cdcf_p'");
-    return r.ok() && !r->empty() && (*r)[0][0] ? *(*r)[0][0] : std::string();
-  };
-  const std::string before = slot_lsn();
+  // The second run replaces the slot: it is ready when the new slot reached its consistent
+  // point, elsewhere than the old one.
+  const std::string before = SlotReadyAt("dbs_cdcf_p");
   auto second = RunAround(
-      c, [&] { return !slot_lsn().empty() && slot_lsn() != before; }, [&] { insert(231, 260); });
+      c,
+      [&] {
+        const std::string now = SlotReadyAt("dbs_cdcf_p");
+        return !now.empty() && now != before;
+      },
+      [&] { insert(231, 260); });
   ASSERT_TRUE(second.ok()) << second.status().ToString();
 
   const std::vector<std::string> files = ChangeFilesOf(Out(), "ev");
