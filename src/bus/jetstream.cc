@@ -286,6 +286,7 @@ Status NatsConnection::EnsureStream(const StreamSpec& spec) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(spec.duplicate_window).count();
   cfg.MaxMsgSize = spec.max_msg_size;
   cfg.Retention = spec.work_queue ? js_WorkQueuePolicy : js_LimitsPolicy;
+  cfg.AllowDirect = true;
   jsStreamInfo* si = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   natsStatus s = js_AddStream(&si, js_, &cfg, nullptr, &jerr);
@@ -388,9 +389,30 @@ Result<std::string> NatsConnection::GetLastMessage(const std::string& stream,
 Result<NatsConnection::StoredMessage> NatsConnection::GetLastStored(const std::string& stream,
                                                                     const std::string& subject) {
   std::shared_lock<std::shared_mutex> admin(StreamAdminMutex());
-  natsMsg* msg = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
-  natsStatus s = js_GetLastMsg(&msg, js_, stream.c_str(), subject.c_str(), nullptr, &jerr);
+  bool direct = false;
+  {
+    jsStreamInfo* si = nullptr;
+    natsStatus s = js_GetStreamInfo(&si, js_, stream.c_str(), nullptr, &jerr);
+    std::unique_ptr<jsStreamInfo, void (*)(jsStreamInfo*)> info(si, jsStreamInfo_Destroy);
+    if (s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr) {
+      return Status::NotFound("no stream " + stream + " (no message on " + subject + ")");
+    }
+    if (s != NATS_OK) return FromNats(s, "reading the stream info of " + stream, jerr);
+    // No message yet: nothing to get, and the store may still be being created.
+    if (si->State.LastSeq == 0) return Status::NotFound("no message on " + subject);
+    direct = si->Config != nullptr && si->Config->AllowDirect && si->Config->Replicas <= 1;
+  }
+  natsMsg* msg = nullptr;
+  natsStatus s;
+  if (direct) {
+    jsDirectGetMsgOptions o;
+    jsDirectGetMsgOptions_Init(&o);
+    o.LastBySubject = subject.c_str();
+    s = js_DirectGetMsg(&msg, js_, stream.c_str(), nullptr, &o);
+  } else {
+    s = js_GetLastMsg(&msg, js_, stream.c_str(), subject.c_str(), nullptr, &jerr);
+  }
   if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr) {
     if (msg != nullptr) natsMsg_Destroy(msg);
     return Status::NotFound("no message on " + subject);

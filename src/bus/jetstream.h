@@ -114,14 +114,16 @@ class NatsConnection {
   // OK once the server's JetStream answers for this account.
   Status JetStreamReady();
 
-  // Creates the stream, or updates it when it exists with other settings.
+  // Creates the stream, or updates it when it exists with other settings. Streams allow
+  // direct gets (see GetLastStored).
   //
   // nats-server 2.9 (Debian 12's) registers a stream before its store exists and clears the
   // store while deleting it: a message get, consumer or purge request for that stream in the
-  // window dereferences a nil store and the server panics (jsMsgGetRequest). So, within this
-  // process, stream creation and deletion exclude every request that reads a stream's store
-  // (one process-wide lock). Processes on other hosts are not ordered by it; later nats-server
-  // releases register streams last and need none of this.
+  // window dereferences a nil store and the server panics (jsMsgGetRequest), which takes every
+  // run on that server down. So, within this process, stream creation and deletion exclude
+  // every request that reads a stream's store (one process-wide lock). Other processes (a
+  // writer waiting for the reader's plan while the reader creates the stream) are kept out of
+  // the window by GetLastStored. Later nats-server releases register streams last.
   Status EnsureStream(const StreamSpec& spec);
   Status DeleteStream(const std::string& name);
   // JetStream storage of this account: bytes on disk (file storage) and in memory, streams.
@@ -151,6 +153,15 @@ class NatsConnection {
   Status WaitPublished(std::chrono::milliseconds timeout);
 
   // The newest message stored on `subject` in `stream`; NotFound when there is none.
+  //
+  // Safe while another process creates or deletes the stream (see EnsureStream): the stream's
+  // info comes first, which the server answers from a store that may not exist yet; a stream
+  // with no message has nothing to get (NotFound without asking for it). A stream with one
+  // replica that allows direct gets is then read by a direct get, which only the stream's own
+  // subscription answers, once its store exists and until it is stopped: a stream deleted
+  // between the two requests times out (kTimeout, retryable) instead of crashing the server.
+  // Other streams (replicated ones, where a direct get may come from a lagging follower) are
+  // read with the leader's message get.
   Result<std::string> GetLastMessage(const std::string& stream, const std::string& subject);
   // The same with the message's stream sequence.
   struct StoredMessage {

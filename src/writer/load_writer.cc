@@ -1,6 +1,7 @@
 #include "writer/load_writer.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -213,6 +214,16 @@ Status LoadWriter::FailRun(const Status& own) {
   return Abandoned(cause);
 }
 
+void LoadWriter::HoldForTests(uint64_t committed_batches) {
+  static const char* const hold = std::getenv("DBS_TEST_WRITER_HOLD_AFTER_BATCHES");
+  if (hold == nullptr || *hold == '\0' || std::strtoull(hold, nullptr, 10) != committed_batches) {
+    return;
+  }
+  Log(LogLevel::kWarn, "writer", "test hook: holding after committed batches",
+      {F("batches", committed_batches)});
+  while (!stop_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
 Status LoadWriter::Run() {
   const std::string js = bus::JetStreamName(config_.name);
   DBS_ASSIGN_OR_RETURN(cipher_, security::StreamCipher(config_.bus_encryption, config_.bus_key));
@@ -269,6 +280,7 @@ Status LoadWriter::Run() {
   // the bundles seen so far (bundles are cut by bytes, so rows per bundle vary by table).
   FetchSizer sizer(options_);
   int backoff_ms = 100;
+  uint64_t committed_batches = 0;
   while (!stop_.load()) {
     if (paused_.load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -355,6 +367,7 @@ Status LoadWriter::Run() {
     json p = {{"kind", "write"}, {"writer", options_.writer_id}, {"rows", json::object()}};
     for (const auto& [t, n] : rows_by_table) p["rows"][std::to_string(t)] = n;
     (void)nats_->PublishCore(bus::SubjectProgress(config_.name), p.dump());
+    HoldForTests(++committed_batches);
   }
   return Status::Cancelled("stopped");
 }

@@ -82,6 +82,10 @@ class LoadWriter {
     bool prepared = false;
   };
   Result<TableState*> Table(Sink* sink, int index);
+  // Test hook: with DBS_TEST_WRITER_HOLD_AFTER_BATCHES=N in the environment, the writer stops
+  // taking work after its Nth committed batch of the load (until stopped), so that a test can
+  // kill it at a known point of the load.
+  void HoldForTests(uint64_t committed_batches);
   // Table `index` as the reader described it, named by its target name; *source_name: its
   // source name.
   Result<TableSchema> ReadMeta(int index, std::string* source_name);

@@ -332,18 +332,21 @@ TEST_F(FailedRunTest, RunKilledMidLoadAndStartedAgainIsExact) {
   const std::string logs = data_dir_.string();
   {
     Proc reader(DBS_READER_BIN, {"--nats-url", url, cfg}, logs + "/r.log");
-    Proc victim(DBS_WRITER_BIN, {"--nats-url", url, "--id", "victim", cfg}, logs + "/v.log");
-    // Kill both once a few bundles are committed (wherever the writer puts their rows).
+    // The victim holds after its second committed batch (test hook): kill both there.
+    Proc victim(DBS_WRITER_BIN, {"--nats-url", url, "--id", "victim", cfg}, logs + "/v.log",
+                {"DBS_TEST_WRITER_HOLD_AFTER_BATCHES=2"});
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    int64_t n = 0;
-    while (n == 0 && std::chrono::steady_clock::now() < deadline) {
-      auto q = pg_->Query("SELECT count(*) FROM _dbstreams.applied", "fid_restart_dst");
-      n = q.ok() && !q->empty() && (*q)[0][0] ? std::stoll(*(*q)[0][0]) : 0;
-      if (n == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    bool held = false;
+    while (!held && std::chrono::steady_clock::now() < deadline) {
+      held = ReadFile(logs + "/v.log").find("holding after committed batches") != std::string::npos;
+      if (!held) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    ASSERT_GT(n, 0) << ReadFile(logs + "/v.log");
+    ASSERT_TRUE(held) << ReadFile(logs + "/v.log") << ReadFile(logs + "/r.log");
     victim.Kill();
     reader.Kill();
+    auto q = pg_->Query("SELECT count(*) FROM _dbstreams.applied", "fid_restart_dst");
+    ASSERT_TRUE(q.ok() && !q->empty() && (*q)[0][0]);
+    EXPECT_GT(std::stoll(*(*q)[0][0]), 0) << "committed bundles of the killed run";
   }
   ASSERT_EQ(Scalar("SELECT count(*) FROM _dbstreams.dbstreams_state WHERE tbl = 'public.t' AND "
                    "phase LIKE 'prepared%'",

@@ -372,20 +372,25 @@ TEST_F(LoadTest, WriterKilledMidLoadResumesWithoutLossOrDuplicates) {
   std::string logs = data_dir_.string();
   Proc r(DBS_READER_BIN, {"--nats-url", url, cfg}, logs + "/r.log");
   {
-    Proc w(DBS_WRITER_BIN, {"--nats-url", url, "--id", "victim", cfg}, logs + "/victim.log");
-    // Kill it once it has written something, but long before the end.
+    // The victim holds after its second committed batch (test hook): kill it there, with
+    // something written and most of the load still to come.
+    Proc w(DBS_WRITER_BIN, {"--nats-url", url, "--id", "victim", cfg}, logs + "/victim.log",
+           {"DBS_TEST_WRITER_HOLD_AFTER_BATCHES=2"});
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    int64_t n = 0;
-    while (std::chrono::steady_clock::now() < deadline) {
-      // Rows go into the run's shadow copy until the end: count the committed bundles.
-      auto q = pg_->Query("SELECT count(*) FROM _dbstreams.applied", "kill_dst");
-      n = q.ok() && !q->empty() && (*q)[0][0] ? std::stoll(*(*q)[0][0]) : 0;
-      if (n > 0) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    bool held = false;
+    while (!held && std::chrono::steady_clock::now() < deadline) {
+      held = ReadFile(logs + "/victim.log").find("holding after committed batches") !=
+             std::string::npos;
+      if (!held) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    ASSERT_GT(n, 0) << ReadFile(logs + "/victim.log");
+    ASSERT_TRUE(held) << ReadFile(logs + "/victim.log") << ReadFile(logs + "/r.log");
     w.Kill();
     w.Wait(std::chrono::seconds(10));
+    // Rows go into the run's shadow copy until the end: count the committed bundles.
+    auto q = pg_->Query("SELECT count(*) FROM _dbstreams.applied", "kill_dst");
+    ASSERT_TRUE(q.ok() && !q->empty() && (*q)[0][0]);
+    const int64_t n = std::stoll(*(*q)[0][0]);
+    EXPECT_GT(n, 0);
     EXPECT_LT(n, 600) << "the writer finished before it could be killed (600 bundles)";
   }
   Proc again(DBS_WRITER_BIN, {"--nats-url", url, "--id", "again", cfg}, logs + "/again.log");

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -13,6 +14,8 @@
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include <nats/nats.h>
 
 #include "bus/jetstream.h"
 #include "support/servers.h"
@@ -336,6 +339,82 @@ TEST(NatsTest, MaxPayloadAndErrors) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound) << missing.status().ToString();
   EXPECT_FALSE(missing.status().retryable());
   EXPECT_EQ(conn->DeleteStream("MISSING").code(), StatusCode::kNotFound);
+}
+
+// nats-server 2.9 registers a stream before its store exists and clears the store while
+// deleting it; a message get in that window crashes the whole server. A writer waiting for the
+// reader's plan polls the stream's last message while the reader (another process) creates it.
+// Here a raw libnats connection, which the process-wide stream lock does not order, creates,
+// fills and deletes a stream over and over while GetLastMessage polls it: the server survives,
+// and every answer is the message, NotFound or a timeout (the stream went away mid-read).
+TEST(NatsTest, LastMessageReadsSurviveAnotherProcessCreatingAndDeletingTheStream) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<NatsServer> s, NatsServer::Start());
+  natsConnection* raw = nullptr;
+  ASSERT_EQ(natsConnection_ConnectTo(&raw, s->url().c_str()), NATS_OK);
+  jsCtx* raw_js = nullptr;
+  ASSERT_EQ(natsConnection_JetStream(&raw_js, raw, nullptr), NATS_OK);
+  bus::NatsOptions o;
+  o.url = s->url();
+  o.request_timeout = milliseconds(250);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<bus::NatsConnection> conn, bus::NatsConnection::Connect(o));
+
+  std::atomic<bool> done{false};
+  std::string creator_error;
+  std::thread creator([&] {
+    const char* subjects[] = {"race.>"};
+    for (int i = 0; i < 600 && creator_error.empty(); ++i) {
+      jsStreamConfig cfg;
+      jsStreamConfig_Init(&cfg);
+      cfg.Name = "RACE";
+      cfg.Subjects = subjects;
+      cfg.SubjectsLen = 1;
+      cfg.AllowDirect = true;  // as EnsureStream creates them
+      jsErrCode jerr = static_cast<jsErrCode>(0);
+      jsStreamInfo* si = nullptr;
+      natsStatus st = js_AddStream(&si, raw_js, &cfg, nullptr, &jerr);
+      if (si != nullptr) jsStreamInfo_Destroy(si);
+      jsPubAck* pa = nullptr;
+      if (st == NATS_OK) st = js_Publish(&pa, raw_js, "race.plan", "plan", 4, nullptr, &jerr);
+      if (pa != nullptr) jsPubAck_Destroy(pa);
+      if (st == NATS_OK) std::this_thread::sleep_for(milliseconds(i % 3));
+      if (st == NATS_OK) st = js_DeleteStream(raw_js, "RACE", nullptr, &jerr);
+      if (st != NATS_OK) {
+        creator_error = "cycle " + std::to_string(i) + ": " + natsStatus_GetText(st) + " " +
+                        std::to_string(static_cast<int>(jerr)) + "\n" + s->LogTail();
+      }
+    }
+    done.store(true);
+  });
+  int found = 0, polls = 0;
+  std::string reader_error;
+  while (!done.load() && reader_error.empty()) {
+    ++polls;
+    Result<std::string> m = conn->GetLastMessage("RACE", "race.plan");
+    if (m.ok()) {
+      ++found;
+      if (*m != "plan") reader_error = "read " + *m;
+    } else if (m.status().code() != StatusCode::kNotFound &&
+               m.status().code() != StatusCode::kTimeout) {
+      reader_error = m.status().ToString();
+    }
+  }
+  creator.join();
+  jsCtx_Destroy(raw_js);
+  natsConnection_Destroy(raw);
+  EXPECT_TRUE(s->running()) << s->LogTail();
+  EXPECT_EQ(creator_error, "");
+  EXPECT_EQ(reader_error, "") << s->LogTail();
+  EXPECT_GT(found, 0) << polls << " polls";
+  // The server still serves streams.
+  bus::StreamSpec spec;
+  spec.name = "AFTER";
+  spec.subjects = {"after.>"};
+  ASSERT_OK(conn->EnsureStream(spec));
+  ASSERT_OK(conn->Publish("after.plan", "x").status());
+  ASSERT_OK_AND_ASSIGN(std::string last, conn->GetLastMessage("AFTER", "after.plan"));
+  EXPECT_EQ(last, "x");
+  EXPECT_EQ(conn->GetLastMessage("AFTER", "after.none").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(conn->GetLastMessage("NONE", "none.plan").status().code(), StatusCode::kNotFound);
 }
 
 TEST(NatsTest, Tls) {
