@@ -29,10 +29,14 @@ namespace dbs {
 
 // A half-open primary-key range [lower, upper) of a single-column integer key; either end
 // may be open. Tables without such a key are read as one chunk.
+// A chunk of a table: `column` in [lower, upper) (either side open when empty). With `pages`
+// (PostgreSQL 14+ plain tables), the bounds are heap page numbers and the chunk is the rows
+// whose ctid lies in those pages: a TID range scan, no key needed.
 struct KeyRange {
   std::string column;
   std::optional<int64_t> lower;
   std::optional<int64_t> upper;
+  bool pages = false;
 };
 
 // What one reader reads: a table (optionally a chunk of it), or a custom query.

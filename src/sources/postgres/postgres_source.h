@@ -10,9 +10,12 @@
 //    number of threads see exactly the same data. The position is read just after the snapshot
 //    is taken: commits in between are in the WAL before the position but not in the snapshot,
 //    so an exact CDC hand-off takes its snapshot from a replication slot instead.
-//  - Split() divides a single-column integer primary key's [min, max] into equal ranges of
-//    about rows_per_chunk rows by the pg_class.reltuples estimate (the key span when the table
-//    was never analyzed); the first and last ranges are open-ended.
+//  - Split() makes chunks of about rows_per_chunk rows by the pg_class.reltuples estimate. On
+//    PostgreSQL 14+ a plain table that was analyzed is split into equal ranges of heap pages
+//    (ctid ranges, read by TID range scans; any key or none). Otherwise a single-column
+//    integer primary key's [min, max] is split into equal key ranges (the key span stands in
+//    for the estimate when the table was never analyzed). The first and last ranges are
+//    open-ended.
 #pragma once
 
 #include <memory>

@@ -279,6 +279,13 @@ Result<bool> PgRowReader::Next(Bundle* out, size_t max_rows, size_t max_bytes) {
   DBS_RETURN_IF_ERROR(PrepareBundle(out));
   size_t rows = 0;
   size_t bytes = out->ByteSize();
+  // COPY tuples go into one string: size it for the bundle once (the last tuple may cross
+  // max_bytes) instead of growing it by doubling, which copied every bundle about twice more.
+  constexpr size_t kReserveCap = 16u << 20;
+  if (!copy_oids_.empty() && max_bytes < kReserveCap &&
+      out->pg_copy.tuples.capacity() < max_bytes + 16384) {
+    out->pg_copy.tuples.reserve(max_bytes + 16384);
+  }
   while (rows < max_rows && bytes < max_bytes) {
     if (pos_ == len_) {
       Status s = Fetch();
@@ -395,11 +402,15 @@ Result<std::unique_ptr<RowReader>> OpenRowReader(ConnPtr conn, const ReadSpec& s
 
   std::string where;
   if (spec.range) {
-    const std::string key = QuoteIdent(spec.range->column);
-    if (spec.range->lower) where += key + " >= " + std::to_string(*spec.range->lower);
+    // Page ranges compare ctid with the first tuple of a page: '(page,0)'::tid.
+    auto bound = [&](int64_t v) {
+      return spec.range->pages ? "'(" + std::to_string(v) + ",0)'::tid" : std::to_string(v);
+    };
+    const std::string key = spec.range->pages ? "ctid" : QuoteIdent(spec.range->column);
+    if (spec.range->lower) where += key + " >= " + bound(*spec.range->lower);
     if (spec.range->upper) {
       if (!where.empty()) where += " AND ";
-      where += key + " < " + std::to_string(*spec.range->upper);
+      where += key + " < " + bound(*spec.range->upper);
     }
   }
   if (!spec.filter.empty()) {
