@@ -12,7 +12,8 @@
 //    like the table: DuckDB asks it for the columns the statement uses (projection pushdown),
 //    and simple WHERE conditions on a table referenced once are sent to the source as its
 //    own SQL (filter pushdown, pushdown.h); DuckDB still applies every condition itself.
-//  - A table with a single-column integer primary key is read in key ranges, in parallel
+//  - A table that Source::Split divides (heap page ranges on PostgreSQL 14+, otherwise a
+//    single-column integer primary key's ranges) is read in chunks, in parallel
 //    (up to `threads` readers); rows stream in chunks, so memory stays bounded. DuckDB runs
 //    with `memory_limit` and spills joins and sorts to `temp_dir`.
 //  - Each call opens its own in-memory DuckDB database (nothing is shared between calls) with
@@ -65,7 +66,7 @@ struct FederatedResult {
 };
 
 // What one source is asked for: the statement in its own dialect (the reader may wrap it, e.g.
-// PostgreSQL's COPY (...) TO STDOUT, and adds key ranges for parallel chunks).
+// PostgreSQL's COPY (...) TO STDOUT, and adds page or key ranges for parallel chunks).
 struct SourceStatement {
   std::string alias;
   std::string statement;

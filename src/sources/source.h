@@ -27,8 +27,6 @@
 
 namespace dbs {
 
-// A half-open primary-key range [lower, upper) of a single-column integer key; either end
-// may be open. Tables without such a key are read as one chunk.
 // A chunk of a table: `column` in [lower, upper) (either side open when empty). With `pages`
 // (PostgreSQL 14+ plain tables), the bounds are heap page numbers and the chunk is the rows
 // whose ctid lies in those pages: a TID range scan, no key needed.

@@ -95,8 +95,6 @@ Result<std::vector<KeyRange>> PostgresSource::Split(const TableSchema& table,
   if (rows_per_chunk == 0) return whole;
   DBS_ASSIGN_OR_RETURN(pg::RelationInfo rel,
                        pg::ResolveRelation(conn_.get(), TableRef{table.schema, table.name}));
-  const std::string from =
-      std::string(rel.kind == 'r' ? "ONLY " : "") + pg::QualifiedName(rel.schema, rel.name);
   // PostgreSQL 14+ reads a ctid range of a plain table with a TID range scan: each chunk reads
   // only its own pages, in page order, whatever the key (or with none). Key ranges read each
   // chunk through the primary key's index instead, which costs the server more per row.
@@ -132,6 +130,8 @@ Result<std::vector<KeyRange>> PostgresSource::Split(const TableSchema& table,
   if (kt != LogicalType::kInt16 && kt != LogicalType::kInt32 && kt != LogicalType::kInt64) {
     return whole;
   }
+  const std::string from =
+      std::string(rel.kind == 'r' ? "ONLY " : "") + pg::QualifiedName(rel.schema, rel.name);
   const std::string k = pg::QuoteIdent(key);
   DBS_ASSIGN_OR_RETURN(
       ResultPtr res,
