@@ -154,6 +154,26 @@ class Sink {
 
   virtual Result<TargetTable> PrepareTable(const TableSchema& source_table) = 0;
   virtual Result<size_t> Apply(const std::vector<BundleRef>& bundles) = 0;
+
+  // --- Sinks that commit later than Apply (file targets: a batch goes into an open part
+  // file, committed when the file is full or at CommitStaged). For them Apply() only stages
+  // the new bundles (it still skips committed and already staged ids), and a bundle's message
+  // may be acknowledged only once TakeSettled() lists its id as committed; ids listed as
+  // dropped (a part that could not be committed) are redelivered (nak), then staged again or
+  // skipped. Every id Apply() was given is listed exactly once per Apply call, sooner or later
+  // (skipped ones as committed). A sink destroyed with staged bundles drops them silently:
+  // their messages were never acknowledged.
+  virtual bool DefersCommit() const { return false; }
+  // Commits everything staged (retryable errors: the staged bundles are listed as dropped).
+  virtual Status CommitStaged() { return Status::Ok(); }
+  struct Settled {
+    std::vector<std::string> committed, dropped;
+  };
+  // The ids settled since the last call.
+  virtual Settled TakeSettled() { return {}; }
+  // Drops everything staged (listed as dropped): before a retry.
+  virtual void DropStaged() {}
+
   // Indexes, foreign keys and checks for all tables, once the data is in.
   virtual Status FinishStream(const std::vector<TableSchema>& tables) = 0;
   // Removes this run's applied-bundle records once every bundle is committed and acknowledged.

@@ -281,12 +281,79 @@ Status LoadWriter::Run() {
   FetchSizer sizer(options_);
   int backoff_ms = 100;
   uint64_t committed_batches = 0;
+  // A sink that commits later than Apply (Sink::DefersCommit): the messages of its staged
+  // bundles, acknowledged (and counted as written) once it lists them as committed, and
+  // redelivered (nak) when it lists them as dropped.
+  struct Staged {
+    std::unique_ptr<bus::Message> msg;
+    int table = 0;
+    uint64_t rows = 0;
+  };
+  std::multimap<std::string, Staged> staged;
+  uint64_t staged_bytes = 0;
+  auto staged_since = std::chrono::steady_clock::now();
+  const bool defers = sink->DefersCommit();
+  auto publish_written = [&](const std::map<int, uint64_t>& rows_by_table) {
+    json p = {{"kind", "write"}, {"writer", options_.writer_id}, {"rows", json::object()}};
+    for (const auto& [t, n] : rows_by_table) p["rows"][std::to_string(t)] = n;
+    (void)nats_->PublishCore(bus::SubjectProgress(config_.name), p.dump());
+  };
+  // Acknowledges or redelivers what the sink settled.
+  auto settle = [&] {
+    Sink::Settled s = sink->TakeSettled();
+    std::map<int, uint64_t> rows_by_table;
+    for (const std::string& id : s.committed) {
+      auto [lo, hi] = staged.equal_range(id);
+      for (auto it = lo; it != hi; ++it) {
+        if (it == lo) rows_by_table[it->second.table] += it->second.rows;
+        staged_bytes -= it->second.msg->data().size();
+        if (Status a = it->second.msg->Ack(); !a.ok()) {
+          Log(LogLevel::kWarn, "writer", "ack failed", {F("error", a.ToString())});
+        }
+      }
+      staged.erase(lo, hi);
+    }
+    for (const std::string& id : s.dropped) {
+      auto [lo, hi] = staged.equal_range(id);
+      for (auto it = lo; it != hi; ++it) {
+        staged_bytes -= it->second.msg->data().size();
+        (void)it->second.msg->Nak();
+      }
+      staged.erase(lo, hi);
+    }
+    if (!rows_by_table.empty()) {
+      publish_written(rows_by_table);
+      HoldForTests(++committed_batches);
+    }
+    if (staged.empty()) staged_since = std::chrono::steady_clock::now();
+  };
+  // Commits what the sink staged; a retryable failure redelivers it.
+  auto commit_staged = [&]() -> Status {
+    if (!defers) return Status::Ok();
+    Status c = sink->CommitStaged();
+    if (!c.ok()) sink->DropStaged();
+    settle();
+    if (!c.ok() && c.retryable()) {
+      Log(LogLevel::kWarn, "writer", "retrying after a transient error",
+          {F("error", c.ToString())});
+      return Status::Ok();
+    }
+    return c;
+  };
   while (!stop_.load()) {
     if (paused_.load()) {
+      if (!staged.empty()) {
+        if (Status c = commit_staged(); !c.ok()) return FailRun(c);
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
     DBS_ASSIGN_OR_RETURN(auto msgs, consumer->Fetch(sizer.batch(), options_.fetch_wait));
+    if (msgs.empty() && !staged.empty()) {
+      // Nothing more for now (the reader waits on the window, or is done): commit.
+      if (Status c = commit_staged(); !c.ok()) return FailRun(c);
+      continue;
+    }
     if (msgs.empty()) {
       auto finished = CheckFinished(sink);
       if (!finished.ok()) {
@@ -346,6 +413,11 @@ Status LoadWriter::Run() {
       if (!applied.ok()) batch_status = applied.status();
     }
     if (!batch_status.ok()) {
+      if (defers) {
+        // The batch's bundles and whatever was staged with them come back.
+        sink->DropStaged();
+        settle();
+      }
       if (batch_status.retryable()) {
         Log(LogLevel::kWarn, "writer", "retrying after a transient error",
             {F("error", batch_status.ToString())});
@@ -357,6 +429,22 @@ Status LoadWriter::Run() {
       return FailRun(batch_status);
     }
     backoff_ms = 100;
+    if (defers) {
+      if (staged.empty()) staged_since = std::chrono::steady_clock::now();
+      for (size_t i = 0; i < msgs.size(); ++i) {
+        const int table = std::atoi(msgs[i]->header(bus::kHeaderTable).c_str());
+        staged_bytes += msgs[i]->data().size();
+        staged.emplace(ids[i], Staged{std::move(msgs[i]), table, bundles[i].rows()});
+      }
+      settle();
+      const bool due = staged_bytes >= options_.staged_bytes ||
+                       staged.size() >= options_.staged_messages ||
+                       std::chrono::steady_clock::now() - staged_since >= options_.ack_wait / 2;
+      if (due && !staged.empty()) {
+        if (Status c = commit_staged(); !c.ok()) return FailRun(c);
+      }
+      continue;
+    }
     for (const auto& m : msgs) {
       Status s = m->Ack();
       if (!s.ok()) {
@@ -364,9 +452,7 @@ Status LoadWriter::Run() {
         Log(LogLevel::kWarn, "writer", "ack failed", {F("error", s.ToString())});
       }
     }
-    json p = {{"kind", "write"}, {"writer", options_.writer_id}, {"rows", json::object()}};
-    for (const auto& [t, n] : rows_by_table) p["rows"][std::to_string(t)] = n;
-    (void)nats_->PublishCore(bus::SubjectProgress(config_.name), p.dump());
+    publish_written(rows_by_table);
     HoldForTests(++committed_batches);
   }
   return Status::Cancelled("stopped");

@@ -48,6 +48,12 @@ struct WriterOptions {
   // How long a fetched bundle may stay unacknowledged before JetStream hands it to another
   // writer: bounds the stall after a writer dies; a batch must commit within it.
   std::chrono::milliseconds ack_wait{30000};
+  // Sinks that commit later than Apply (Sink::DefersCommit, file targets): the bundles a writer
+  // holds staged and unacknowledged are committed once they reach about this many bus bytes
+  // or messages, once the oldest is ack_wait / 2 old, when a fetch finds nothing, and before a
+  // pause. Two writers at the defaults hold half of the reader's window (64 MiB) at most.
+  uint64_t staged_bytes = 16u << 20;
+  size_t staged_messages = 1024;
 };
 
 // The sink options of a run's writers (run: the reader's run id); `dbstreams plan` uses the

@@ -7,8 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -133,6 +135,25 @@ std::vector<std::string> DataFiles(const fs::path& table_dir) {
   return out;
 }
 
+// A manifest's parts: at least ceil(rows / per) of them, each of at most `per` rows (a writer
+// commits a part before a bundle would take it past rowsPerFile), the data files listed.
+void ExpectParts(const files::Manifest& m, const fs::path& table_dir, uint64_t rows, uint64_t per) {
+  EXPECT_EQ(m.rows, rows);
+  EXPECT_GE(m.files.size(), (rows + per - 1) / per);
+  uint64_t sum = 0;
+  std::vector<std::string> names;
+  for (const auto& f : m.files) {
+    EXPECT_GT(f.rows, 0u) << f.name;
+    EXPECT_LE(f.rows, per) << f.name;
+    EXPECT_EQ(f.sha256.size(), 64u) << f.name;
+    sum += f.rows;
+    names.push_back(f.name);
+  }
+  EXPECT_EQ(sum, rows);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(DataFiles(table_dir), names) << "no temporary or stray files";
+}
+
 class FilesRoundTrip : public FilesTest, public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(FilesRoundTrip, MariaDbToFilesAndBackKeepsTheChecksums) {
@@ -147,12 +168,7 @@ TEST_P(FilesRoundTrip, MariaDbToFilesAndBackKeepsTheChecksums) {
   const fs::path table = fs::path(root) / "edge";
   auto m = files::ReadManifest(table.string());
   ASSERT_TRUE(m.ok()) << m.status().ToString();
-  EXPECT_EQ(m->rows, 2500u);
-  ASSERT_EQ(m->files.size(), 3u) << "2500 rows at rowsPerFile=1000";
-  EXPECT_EQ(m->files[0].rows, 1000u);
-  EXPECT_EQ(m->files[2].rows, 500u);
-  EXPECT_EQ(m->files[0].sha256.size(), 64u);
-  EXPECT_EQ(DataFiles(table).size(), 3u) << "no temporary or stray files";
+  ExpectParts(*m, table, 2500, 1000);
   EXPECT_FALSE(fs::exists(fs::path(root) / ".dbs" / "runs" / "m2f-" / "x"));
   // files -> PostgreSQL and files -> MariaDB, each verified against the files...
   const std::string pg = NewPostgres("files_rt_pg_" + format);
@@ -326,25 +342,39 @@ TEST_F(FilesTest, RedeliveryRestartAndDebrisLeaveExactFiles) {
   std::vector<Bundle> b;
   for (int i = 0; i < 6; ++i) b.push_back(Rows(i * 100, 100));
   auto ref = [&](int i) { return BundleRef{"0.0." + std::to_string(i), &t, &b[i]}; };
+  auto ids = [](const std::vector<std::string>& v) {
+    return std::set<std::string>(v.begin(), v.end());
+  };
+  using Ids = std::set<std::string>;
   {
     auto sink = Sink::Open(*cfg, so);
     ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+    EXPECT_TRUE((*sink)->DefersCommit());
     ASSERT_TRUE((*sink)->PrepareTable(t).ok());
     auto n = (*sink)->Apply({ref(0), ref(1)});
     ASSERT_TRUE(n.ok()) << n.status().ToString();
     EXPECT_EQ(*n, 2u);
-    n = (*sink)->Apply({ref(1), ref(2)});  // bundle 1 redelivered with a new one
+    EXPECT_TRUE((*sink)->TakeSettled().committed.empty()) << "staged, not committed yet";
+    // Bundle 1 again, with bundle 2: 300 rows would pass rowsPerFile, so the part of 0 and 1
+    // is committed first and bundle 2 starts the next one.
+    n = (*sink)->Apply({ref(1), ref(2)});
     ASSERT_TRUE(n.ok());
     EXPECT_EQ(*n, 1u);
+    auto first = (*sink)->TakeSettled();
+    EXPECT_EQ(ids(first.committed), (Ids{"0.0.0", "0.0.1"}));
+    EXPECT_TRUE(first.dropped.empty());
     n = (*sink)->Apply({ref(2), ref(2)});
     ASSERT_TRUE(n.ok());
     EXPECT_EQ(*n, 0u);
+    // Destroyed with bundle 2 staged: a writer killed before committing; its message was
+    // never acknowledged and comes back.
   }
-  // What a writer killed between writing a segment and committing it leaves, and a stray part
-  // file and temporary file of a finish that died half-way.
+  // What a writer killed between writing a segment and committing it leaves, a temporary file
+  // of an open part, and a stray part file and temporary file of a finish that died half-way.
   const fs::path stage = fs::path(root) / ".dbs" / "runs" / "once.run1" / "t";
   ASSERT_TRUE(fs::is_directory(stage));
   fs::copy_file(stage / "seg-0.0.0.parquet", stage / "seg-0.0.9.parquet");
+  std::ofstream(stage / ".seg-0.0.7-0123456789abcdef.parquet.tmp") << "partial";
   fs::create_directories(fs::path(root) / "t");
   std::ofstream(fs::path(root) / "t" / "part-00007.parquet") << "partial";
   std::ofstream(fs::path(root) / "t" / ".part-00000.parquet.tmp") << "partial";
@@ -357,23 +387,43 @@ TEST_F(FilesTest, RedeliveryRestartAndDebrisLeaveExactFiles) {
     auto n = (*sink)->Apply({ref(0), ref(3), ref(1), ref(4)});
     ASSERT_TRUE(n.ok()) << n.status().ToString();
     EXPECT_EQ(*n, 2u) << "bundles another sink committed are skipped";
-    ASSERT_TRUE((*sink)->FinishStream({t}).ok());
-    auto other = Sink::Open(*cfg, so);  // a second writer finishing the same run
+    EXPECT_EQ(ids((*sink)->TakeSettled().committed), (Ids{"0.0.0", "0.0.1"}))
+        << "and settled at once";
+    // Two writers staged bundle 4 (a redelivery while the first held it): the second commits
+    // first, so the first's part (3 and 4) is dropped whole and its bundles come back.
+    auto other = Sink::Open(*cfg, so);
     ASSERT_TRUE(other.ok());
-    ASSERT_TRUE((*other)->FinishStream({t}).ok());
+    ASSERT_TRUE((*other)->Apply({ref(4)}).ok());
+    ASSERT_TRUE((*other)->CommitStaged().ok());
+    EXPECT_EQ(ids((*other)->TakeSettled().committed), (Ids{"0.0.4"}));
+    ASSERT_TRUE((*sink)->CommitStaged().ok());
+    auto settled = (*sink)->TakeSettled();
+    EXPECT_TRUE(settled.committed.empty());
+    EXPECT_EQ(ids(settled.dropped), (Ids{"0.0.3", "0.0.4"}));
+    // Redelivered: 4 is skipped, 3 is staged again, and 2 comes back from the writer that was
+    // killed; the other writer takes bundle 5.
+    n = (*sink)->Apply({ref(4), ref(3), ref(2)});
+    ASSERT_TRUE(n.ok());
+    EXPECT_EQ(*n, 2u);
+    ASSERT_TRUE((*other)->Apply({ref(5)}).ok());
+    ASSERT_TRUE((*other)->CommitStaged().ok());
+    ASSERT_TRUE((*sink)->FinishStream({t}).ok());
+    EXPECT_EQ(ids((*sink)->TakeSettled().committed), (Ids{"0.0.4", "0.0.3", "0.0.2"}));
+    ASSERT_TRUE((*other)->FinishStream({t}).ok());  // a second writer finishing the same run
     ASSERT_TRUE((*other)->ForgetStream().ok());
     ASSERT_TRUE((*sink)->ForgetStream().ok());
   }
   EXPECT_FALSE(fs::exists(stage)) << "the staging is removed once the run is over";
   auto m = files::ReadManifest(root + "/t");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
-  EXPECT_EQ(m->rows, 500u);
-  ASSERT_EQ(m->files.size(), 2u);
+  ExpectParts(*m, fs::path(root) / "t", 600, 250);
+  // In the order of their first bundles: 0 and 1, 3 and 2 (staged again in that order), 4, 5.
+  std::vector<uint64_t> rows;
+  for (const auto& f : m->files) rows.push_back(f.rows);
+  EXPECT_EQ(rows, (std::vector<uint64_t>{200, 200, 100, 100}));
   EXPECT_EQ(m->files[0].name, "part-00000.parquet");
-  EXPECT_EQ(m->files[1].name, "part-00001.parquet");
-  EXPECT_EQ(DataFiles(fs::path(root) / "t"),
-            (std::vector<std::string>{"part-00000.parquet", "part-00001.parquet"}));
-  EXPECT_EQ(CountBack(root), std::make_pair(int64_t{500}, int64_t{500}));
+  EXPECT_EQ(m->files[3].name, "part-00003.parquet");
+  EXPECT_EQ(CountBack(root), std::make_pair(int64_t{600}, int64_t{600}));
 
   // An appending run adds files after the committed ones; a truncate_and_load run replaces.
   so.stream = "once.run2";
@@ -386,9 +436,9 @@ TEST_F(FilesTest, RedeliveryRestartAndDebrisLeaveExactFiles) {
   }
   m = files::ReadManifest(root + "/t");
   ASSERT_TRUE(m.ok());
-  EXPECT_EQ(m->rows, 600u);
-  ASSERT_EQ(m->files.size(), 3u);
-  EXPECT_EQ(m->files[2].name, "part-00002.parquet");
+  EXPECT_EQ(m->rows, 700u);
+  ASSERT_EQ(m->files.size(), 5u);
+  EXPECT_EQ(m->files[4].name, "part-00004.parquet");
   so.stream = "once.run3";
   so.write_mode = WriteMode::kTruncateAndLoad;
   {
@@ -401,7 +451,7 @@ TEST_F(FilesTest, RedeliveryRestartAndDebrisLeaveExactFiles) {
   m = files::ReadManifest(root + "/t");
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->rows, 100u);
-  EXPECT_EQ(DataFiles(fs::path(root) / "t"), (std::vector<std::string>{"part-00003.parquet"}));
+  EXPECT_EQ(DataFiles(fs::path(root) / "t"), (std::vector<std::string>{"part-00005.parquet"}));
   // An abandoned run leaves the committed files alone and writes nothing more.
   so.stream = "once.run4";
   {
@@ -416,7 +466,7 @@ TEST_F(FilesTest, RedeliveryRestartAndDebrisLeaveExactFiles) {
     EXPECT_FALSE((*sink)->Apply({ref(2)}).ok());
   }
   EXPECT_FALSE(fs::exists(fs::path(root) / ".dbs" / "runs" / "once.run4"));
-  EXPECT_EQ(DataFiles(fs::path(root) / "t"), (std::vector<std::string>{"part-00003.parquet"}));
+  EXPECT_EQ(DataFiles(fs::path(root) / "t"), (std::vector<std::string>{"part-00005.parquet"}));
   EXPECT_EQ(CountBack(root), std::make_pair(int64_t{100}, int64_t{100}));
 }
 
@@ -471,11 +521,7 @@ TEST_F(FilesTest, WriterKilledMidLoadLeavesNoDuplicateOrPartialFile) {
   EXPECT_EQ(r.Wait(std::chrono::seconds(60)), 0) << ReadFile(logs + "/r.log");
   auto m = files::ReadManifest((root / "t").string());
   ASSERT_TRUE(m.ok()) << m.status().ToString();
-  EXPECT_EQ(m->rows, 300000u);
-  EXPECT_EQ(m->files.size(), 3u);
-  EXPECT_EQ(
-      DataFiles(root / "t"),
-      (std::vector<std::string>{"part-00000.parquet", "part-00001.parquet", "part-00002.parquet"}));
+  ExpectParts(*m, root / "t", 300000, 100000);
   EXPECT_EQ(CountBack(root.string()), std::make_pair(int64_t{300000}, int64_t{300000}));
   auto c = ParseStreamConfig(j);
   ASSERT_TRUE(c.ok());

@@ -6,13 +6,16 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <random>
 #include <set>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "core/logging.h"
 #include "sinks/files/changes.h"
 #include "sinks/files/naming.h"
+#include "sinks/files/part_stream.h"
 #include "sinks/files/s3_sink.h"
 #include "sinks/files/stage.h"
 #include "sources/files/duck.h"
@@ -38,11 +41,30 @@ Status IoFailure(const std::string& what, const std::error_code& ec) {
   return Status::IoError(what + ": " + ec.message());
 }
 
+// A committed segment: one file in the table's final format, named after its first bundle.
 struct Segment {
   std::vector<uint64_t> key;
-  std::string data;  // path of the Parquet segment
+  std::string data;  // path of the file
   uint64_t rows = 0;
+  uint64_t bytes = 0;
+  std::string sha256;
 };
+
+// A segment being written: bundles stream into its file until it is full or committed.
+struct OpenPart {
+  std::unique_ptr<files::PartStream> stream;
+  std::string first;             // the first bundle id, which names the segment
+  std::vector<std::string> ids;  // the bundles in it, in order
+  std::set<std::string> id_set;
+};
+
+// A token unique to one sink instance (names its temporary files).
+std::string InstanceToken() {
+  std::random_device rd;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
+  return buf;
+}
 
 class FileSink : public Sink {
  public:
@@ -50,7 +72,10 @@ class FileSink : public Sink {
       : root_(std::move(root)),
         fo_(std::move(fo)),
         so_(std::move(so)),
-        changes_(files::LocalChangeStore(root_), fo_, so_, [this] { return Db(); }) {}
+        changes_(files::LocalChangeStore(root_), fo_, so_, [this] { return Db(); }),
+        token_(InstanceToken()) {}
+
+  ~FileSink() override { DropStaged(); }
 
   Result<TableDdlPlan> PlanTable(const TableSchema& t) override {
     auto existing = files::ReadManifest(root_ + "/" + t.name);
@@ -76,13 +101,38 @@ class FileSink : public Sink {
   }
 
   Result<size_t> Apply(const std::vector<BundleRef>& bundles) override {
-    DBS_RETURN_IF_ERROR(CheckNotFailed());
+    Status ok = CheckNotFailed();
+    if (!ok.ok()) {
+      for (const BundleRef& b : bundles) settled_.dropped.push_back(b.id);
+      return ok;
+    }
     return files::ApplyByTable(
         bundles, [this](const std::vector<const BundleRef*>& refs) { return ApplyTable(refs); });
   }
 
+  bool DefersCommit() const override { return true; }
+
+  Status CommitStaged() override {
+    std::vector<std::string> tables;
+    for (const auto& [name, part] : open_) tables.push_back(name);
+    Status first;
+    for (const std::string& name : tables) {
+      Status s = CommitPart(name);
+      if (!s.ok() && first.ok()) first = s;
+    }
+    return first;
+  }
+
+  Settled TakeSettled() override { return std::exchange(settled_, Settled{}); }
+
+  void DropStaged() override {
+    for (auto& [name, part] : open_) DropPart(&part);
+    open_.clear();
+  }
+
   Status FinishStream(const std::vector<TableSchema>& tables) override {
     DBS_RETURN_IF_ERROR(CheckNotFailed());
+    DBS_RETURN_IF_ERROR(CommitStaged());
     DBS_ASSIGN_OR_RETURN(auto lock, files::FileLock::Acquire(LockPath(".finish")));
     for (const TableSchema& t : tables) {
       Status s = FinishTable(t);
@@ -103,6 +153,7 @@ class FileSink : public Sink {
   }
 
   Result<std::vector<std::string>> AbandonStream(bool keep_partial) override {
+    DropStaged();
     DBS_ASSIGN_OR_RETURN(auto lock, files::FileLock::Acquire(LockPath(".finish")));
     std::error_code ec;
     // A run that committed a table already was swapped in (FinishStream got that far).
@@ -178,51 +229,157 @@ class FileSink : public Sink {
     return Status::Ok();
   }
 
+  // Stages the new bundles of one table into its open part (opened when there is none). A part
+  // is committed before a bundle would take it past rowsPerFile, and once it reaches it; a
+  // part always takes at least one bundle.
   Result<size_t> ApplyTable(const std::vector<const BundleRef*>& refs) {
     const TableSchema& t = *refs.front()->table;
-    DBS_RETURN_IF_ERROR(files::CheckPathComponent(t.name, "table name"));
-    DBS_ASSIGN_OR_RETURN(auto lock, files::FileLock::Acquire(LockPath(t.name)));
-    std::error_code ec;
-    fs::create_directories(StageDir(t.name), ec);
-    if (ec) return IoFailure("creating " + StageDir(t.name), ec);
-    DBS_RETURN_IF_ERROR(RefreshApplied(t.name));
-    std::set<std::string>& applied = applied_[t.name];
-    std::vector<const Bundle*> fresh;
-    json ids = json::array();
-    std::set<std::string> in_batch;
-    std::string first;
-    uint64_t rows = 0;
-    for (const BundleRef* r : refs) {
-      if (applied.count(r->id) || !in_batch.insert(r->id).second) continue;
-      if (first.empty()) first = r->id;
-      fresh.push_back(r->bundle);
-      ids.push_back(r->id);
-      rows += r->bundle->rows();
+    auto drop_all = [&] {
+      for (const BundleRef* r : refs) settled_.dropped.push_back(r->id);
+    };
+    if (Status s = files::CheckPathComponent(t.name, "table name"); !s.ok()) {
+      drop_all();
+      return s;
     }
-    if (fresh.empty()) return size_t{0};
-    DBS_ASSIGN_OR_RETURN(Duck * duck, Db());
-    DBS_RETURN_IF_ERROR(files::CreateStageTable(duck, "stage", t));
-    Status appended = files::AppendBundles(duck, "stage", t, fresh, so_.zero_date);
-    if (!appended.ok()) {
-      (void)duck->Exec("DROP TABLE IF EXISTS stage");
-      return appended;
+    {
+      auto lock = files::FileLock::Acquire(LockPath(t.name));
+      std::error_code ec;
+      fs::create_directories(StageDir(t.name), ec);
+      Status s = !lock.ok() ? lock.status()
+                 : ec       ? IoFailure("creating " + StageDir(t.name), ec)
+                            : RefreshApplied(t.name);
+      if (!s.ok()) {
+        drop_all();
+        return s;
+      }
     }
-    const std::string base = StageDir(t.name) + "/seg-" + IdForFile(first);
-    const std::string tmp = StageDir(t.name) + "/.seg-" + IdForFile(first) + ".tmp";
-    Status copied =
-        duck->Exec("COPY stage TO " + SqlString(tmp) + " (FORMAT parquet, COMPRESSION zstd)");
-    (void)duck->Exec("DROP TABLE IF EXISTS stage");
-    if (!copied.ok()) return copied.WithContext("staging " + t.name);
-    if (std::rename(tmp.c_str(), (base + ".parquet").c_str()) != 0) {
-      return Status::IoError("renaming " + tmp + ": " + std::strerror(errno));
+    const std::set<std::string>& applied = applied_[t.name];
+    auto part = [&]() -> OpenPart& { return open_[t.name]; };  // CommitPart erases it
+    const uint64_t per = std::max<uint64_t>(1, fo_.rows_per_file);
+    std::vector<const BundleRef*> fresh;
+    uint64_t fresh_rows = 0;
+    size_t staged = 0;
+    Status failed;
+    // Hands `fresh` to the open part (opening one), and commits the part when `commit`.
+    auto flush = [&](bool commit) -> Status {
+      if (!fresh.empty()) {
+        if (!part().stream) {
+          part().first = fresh.front()->id;
+          const std::string tmp = StageDir(t.name) + "/.seg-" + IdForFile(part().first) + "-" +
+                                  token_ + files::DataExtension(fo_) + ".tmp";
+          auto opened = files::PartStream::Open(t, fo_, so_.zero_date, tmp);
+          if (!opened.ok()) return opened.status();
+          part().stream = std::move(opened).value();
+        }
+        std::vector<const Bundle*> bundles;
+        for (const BundleRef* r : fresh) {
+          bundles.push_back(r->bundle);
+          part().ids.push_back(r->id);
+          part().id_set.insert(r->id);
+        }
+        staged += fresh.size();
+        fresh.clear();
+        fresh_rows = 0;
+        Status added = part().stream->Add(bundles);
+        if (!added.ok()) return added;
+      }
+      return commit ? CommitPart(t.name) : Status::Ok();
+    };
+    size_t i = 0;
+    for (; i < refs.size() && failed.ok(); ++i) {
+      const BundleRef* r = refs[i];
+      if (applied.count(r->id)) {  // committed before (a redelivery): acknowledge it
+        settled_.committed.push_back(r->id);
+        continue;
+      }
+      bool again = part().id_set.count(r->id) > 0;
+      for (const BundleRef* f : fresh) again = again || f->id == r->id;
+      if (again) continue;  // staged already: settled with its part
+      const uint64_t before = (part().stream ? part().stream->rows() : 0) + fresh_rows;
+      if (before > 0 && before + r->bundle->rows() > per) failed = flush(true);
+      fresh.push_back(r);
+      fresh_rows += r->bundle->rows();
     }
-    DBS_RETURN_IF_ERROR(files::SyncPath(base + ".parquet"));
-    // The commit point of the segment: its bundle ids.
-    const json record = {{"ids", ids}, {"rows", rows}};
-    DBS_RETURN_IF_ERROR(files::WriteFileAtomic(base + ".ids", record.dump()));
-    for (const json& id : ids) applied.insert(id.get<std::string>());
-    seen_files_[t.name].insert("seg-" + IdForFile(first) + ".ids");
-    return fresh.size();
+    if (failed.ok()) {
+      const uint64_t total = (part().stream ? part().stream->rows() : 0) + fresh_rows;
+      failed = flush(total >= per);
+    }
+    if (!failed.ok()) {
+      // The open part is lost: its bundles, and the ones not handed to it, are redelivered.
+      for (const BundleRef* f : fresh) settled_.dropped.push_back(f->id);
+      for (; i < refs.size(); ++i) settled_.dropped.push_back(refs[i]->id);
+      auto it = open_.find(t.name);
+      if (it != open_.end()) {
+        DropPart(&it->second);
+        open_.erase(it);
+      }
+      return failed.WithContext("staging " + t.name);
+    }
+    return staged;
+  }
+
+  // Aborts a part's file and lists its bundles as dropped.
+  void DropPart(OpenPart* part) {
+    if (part->stream) {
+      const std::string tmp = part->stream->path();
+      part->stream.reset();
+      std::error_code ec;
+      fs::remove(tmp, ec);
+    }
+    for (std::string& id : part->ids) settled_.dropped.push_back(std::move(id));
+    *part = OpenPart();
+  }
+
+  // Completes the open part of `table` and commits it as a segment: the file is renamed to
+  // seg-<first id> and its `.ids` record (the commit point) written, under the table's lock.
+  // A part holding a bundle that another writer committed meanwhile (a redelivery while it was
+  // open) is dropped instead: its bundles come back and are skipped or staged again.
+  Status CommitPart(const std::string& table) {
+    auto it = open_.find(table);
+    if (it == open_.end()) return Status::Ok();
+    OpenPart part = std::move(it->second);
+    open_.erase(it);
+    if (!part.stream) return Status::Ok();
+    const std::string tmp = part.stream->path();
+    auto fail = [&](const Status& s) {
+      DropPart(&part);
+      return s.WithContext("committing a part of " + table);
+    };
+    auto rows = part.stream->Close();
+    if (!rows.ok()) return fail(rows.status());
+    if (Status s = files::SyncPath(tmp); !s.ok()) return fail(s);
+    uint64_t bytes = 0;
+    auto sha = files::Sha256File(tmp, &bytes);
+    if (!sha.ok()) return fail(sha.status());
+    auto lock = files::FileLock::Acquire(LockPath(table));
+    if (!lock.ok()) return fail(lock.status());
+    if (Status s = RefreshApplied(table); !s.ok()) return fail(s);
+    std::set<std::string>& applied = applied_[table];
+    for (const std::string& id : part.ids) {
+      if (applied.count(id)) {
+        Log(LogLevel::kInfo, "writer", "part dropped: another writer committed one of its bundles",
+            {F("table", table), F("bundle", id)});
+        DropPart(&part);
+        return Status::Ok();
+      }
+    }
+    const std::string stem = "seg-" + IdForFile(part.first);
+    const std::string data = stem + files::DataExtension(fo_);
+    if (std::rename(tmp.c_str(), (StageDir(table) + "/" + data).c_str()) != 0) {
+      return fail(Status::IoError("renaming " + tmp + ": " + std::strerror(errno)));
+    }
+    if (Status s = files::SyncPath(StageDir(table)); !s.ok()) return fail(s);
+    part.stream.reset();
+    const json record = {
+        {"ids", part.ids}, {"rows", *rows}, {"file", data}, {"bytes", bytes}, {"sha256", *sha}};
+    if (Status s = files::WriteFileAtomic(StageDir(table) + "/" + stem + ".ids", record.dump());
+        !s.ok()) {
+      return fail(s);
+    }
+    for (const std::string& id : part.ids) applied.insert(id);
+    seen_files_[table].insert(stem + ".ids");
+    for (std::string& id : part.ids) settled_.committed.push_back(std::move(id));
+    return Status::Ok();
   }
 
   // The committed segments of a table, in bundle order.
@@ -237,14 +394,15 @@ class FileSink : public Sink {
       }
       DBS_ASSIGN_OR_RETURN(std::string text, files::ReadWholeFile(e.path().string()));
       json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-      if (!j.is_object() || !j.contains("rows")) {
+      if (!j.is_object() || !j.contains("rows") || !j.contains("file") || !j["file"].is_string()) {
         return Status::Corruption(e.path().string() + " is not a segment record");
       }
       Segment s;
-      const std::string stem = name.substr(4, name.size() - 8);
-      s.key = IdKey(stem);
-      s.data = StageDir(table) + "/seg-" + stem + ".parquet";
+      s.key = IdKey(name.substr(4, name.size() - 8));
+      s.data = StageDir(table) + "/" + j["file"].get<std::string>();
       s.rows = j.value("rows", uint64_t{0});
+      s.bytes = j.value("bytes", uint64_t{0});
+      s.sha256 = j.value("sha256", std::string());
       out.push_back(std::move(s));
     }
     if (ec) return IoFailure("listing " + StageDir(table), ec);
@@ -290,11 +448,6 @@ class FileSink : public Sink {
       }
     }
     DBS_ASSIGN_OR_RETURN(std::vector<Segment> segs, Segments(t.name));
-    uint64_t total = 0;
-    for (const Segment& s : segs) total += s.rows;
-    DBS_ASSIGN_OR_RETURN(Duck * duck, Db());
-    const uint64_t per = fo_.rows_per_file;
-    const uint64_t nfiles = total == 0 ? 1 : (total + per - 1) / per;
     Manifest m;
     m.stream = so_.stream;
     m.format = fo_.format;
@@ -305,33 +458,44 @@ class FileSink : public Sink {
       m.files = existing->files;
       m.rows = existing->rows;
     }
-    // Every segment, whole; each part reads the rows of its range (PartFrom skips the others).
-    std::vector<files::PartSource> sources;
-    for (const Segment& s : segs) sources.push_back({s.data, {{0, s.rows}}});
-    for (uint64_t i = 0; i < nfiles; ++i) {
-      const uint64_t lo = i * per, hi = std::min(total, lo + per);
-      std::string from = files::PartFrom(sources, 0, lo, hi);
-      const bool empty = from.empty();
-      if (empty) {
-        DBS_RETURN_IF_ERROR(files::CreateStageTable(duck, "empty", t));
-        from = "empty";
-      }
-      const std::string name = files::PartName(next++, fo_);
-      const std::string tmp = dir + "/." + name + ".tmp";
-      const std::string sql = "COPY (SELECT " + ExportList(t) + " FROM " + from + ") TO " +
-                              SqlString(tmp) + " " + CopyOptions();
-      Status copied = duck->Exec(sql);
-      if (empty) (void)duck->Exec("DROP TABLE IF EXISTS empty");
-      if (!copied.ok()) return copied;
-      DBS_RETURN_IF_ERROR(files::SyncPath(tmp));
+    // Each segment is a complete file already: it becomes a part file by a hard link (the
+    // staging keeps its name until the run is forgotten, so a finish that dies half-way can
+    // start over), or by a copy under a temporary name where the file system has no links.
+    for (const Segment& seg : segs) {
       ManifestFile f;
-      f.name = name;
-      f.rows = hi - lo;
-      DBS_ASSIGN_OR_RETURN(f.sha256, files::Sha256File(tmp, &f.bytes));
-      if (std::rename(tmp.c_str(), (dir + "/" + name).c_str()) != 0) {
-        return Status::IoError("renaming " + tmp + ": " + std::strerror(errno));
+      f.name = files::PartName(next++, fo_);
+      f.rows = seg.rows;
+      f.bytes = seg.bytes;
+      f.sha256 = seg.sha256;
+      const std::string path = dir + "/" + f.name;
+      fs::create_hard_link(seg.data, path, ec);
+      if (ec) {
+        const std::string tmp = dir + "/." + f.name + ".tmp";
+        fs::copy_file(seg.data, tmp, fs::copy_options::overwrite_existing, ec);
+        if (ec) return IoFailure("copying " + seg.data + " to " + tmp, ec);
+        DBS_RETURN_IF_ERROR(files::SyncPath(tmp));
+        if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+          return Status::IoError("renaming " + tmp + ": " + std::strerror(errno));
+        }
       }
       m.rows += f.rows;
+      m.files.push_back(std::move(f));
+    }
+    if (segs.empty()) {  // an empty table still gets one file, with the columns
+      DBS_ASSIGN_OR_RETURN(Duck * duck, Db());
+      DBS_RETURN_IF_ERROR(files::CreateStageTable(duck, "empty", t));
+      ManifestFile f;
+      f.name = files::PartName(next++, fo_);
+      const std::string tmp = dir + "/." + f.name + ".tmp";
+      Status copied = duck->Exec("COPY (SELECT " + ExportList(t) + " FROM empty) TO " +
+                                 SqlString(tmp) + " " + CopyOptions());
+      (void)duck->Exec("DROP TABLE IF EXISTS empty");
+      DBS_RETURN_IF_ERROR(copied);
+      DBS_RETURN_IF_ERROR(files::SyncPath(tmp));
+      DBS_ASSIGN_OR_RETURN(f.sha256, files::Sha256File(tmp, &f.bytes));
+      if (std::rename(tmp.c_str(), (dir + "/" + f.name).c_str()) != 0) {
+        return Status::IoError("renaming " + tmp + ": " + std::strerror(errno));
+      }
       m.files.push_back(std::move(f));
     }
     DBS_RETURN_IF_ERROR(files::SyncPath(dir));
@@ -352,6 +516,9 @@ class FileSink : public Sink {
   files::ChangeFiles changes_;
   std::map<std::string, std::set<std::string>> applied_;     // bundle ids, per table
   std::map<std::string, std::set<std::string>> seen_files_;  // .ids files read, per table
+  const std::string token_;                                  // names this sink's temp files
+  std::map<std::string, OpenPart> open_;                     // the open part of each table
+  Settled settled_;                                          // since the last TakeSettled
 };
 
 }  // namespace

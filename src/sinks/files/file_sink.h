@@ -2,17 +2,21 @@
 // connection's root, written through the embedded DuckDB (sources/files/duck.h).
 //
 // Contract (the Sink contract, for files; docs/delivery.md "File targets" explains it):
-//  - Apply() stages each batch's new bundles of a table as ONE Parquet segment in the run's
-//    staging folder (<root>/.dbs/<stream.run>/<table>/), named after its first bundle id, and
-//    commits it by renaming a `.ids` file that lists the bundle ids it holds. Under a per-table
-//    lock (flock, shared by all writers of the host), bundle ids already listed by a committed
-//    segment are skipped: a redelivered bundle is written once. A segment without its `.ids`
-//    file (a writer killed in between) is ignored and overwritten.
-//  - FinishStream() (under the root's lock; idempotent, any writer) turns each table's
-//    segments, in bundle order, into part-NNNNN files of at most rowsPerFile rows, each
-//    written under a temporary name and renamed, then writes `_manifest.json` (tmp + rename):
-//    the manifest is the commit point. A table whose manifest already names this run is
-//    done. Until then no file of the run is in a table folder.
+//  - Apply() streams each table's new bundles into an open part file (sinks/files/part_stream.h),
+//    in the final format, under a temporary name in the run's staging folder
+//    (<root>/.dbs/runs/<stream.run>/<table>/); the sink defers commits (Sink::DefersCommit). A
+//    part is committed before a bundle would take it past rowsPerFile, once it reaches it, and
+//    at CommitStaged(): under a per-table lock (flock, shared by all writers of the host) it is
+//    renamed to seg-<first bundle id>.<ext> and an `.ids` file listing its bundle ids, rows,
+//    bytes and SHA-256 is written (the commit point). Bundle ids a committed segment lists are
+//    skipped (settled as committed at once); a part holding one that another writer committed
+//    while it was open is dropped whole (its ids settled as dropped). Files without an `.ids`
+//    file (a writer killed in between) are ignored.
+//  - FinishStream() (under the root's lock; idempotent, any writer) links each table's
+//    segments, in the order of their first bundles, into the table folder as part-NNNNN files
+//    (a copy + rename where links fail), then writes `_manifest.json` (tmp + rename): the
+//    manifest is the commit point. A table whose manifest already names this run is done.
+//    Until then no file of the run is in a table folder.
 //  - Write modes: append (default) keeps the files the previous manifest lists and numbers the
 //    new ones after them; truncate_and_load and drop_and_recreate replace them (the old files
 //    are removed after the new manifest is in place). fail_if_exists fails on a folder with a

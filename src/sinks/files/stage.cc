@@ -42,15 +42,16 @@ Result<bool> ZeroDateIsNull(ZeroDatePolicy policy, const std::string& where, con
   return false;
 }
 
-// Copies rows [from, from + n) of `src` into `dst` for column `c`.
+// Copies rows [from, from + n) of `src` into rows [at, at + n) of `dst` for column `c`.
 Status FillVector(const TableSchema& t, const Column& c, const ColumnVector& src, size_t from,
-                  size_t n, duckdb_vector dst, ZeroDatePolicy zero_date) {
+                  size_t n, duckdb_vector dst, size_t at, ZeroDatePolicy zero_date) {
   duckdb_vector_ensure_validity_writable(dst);
   uint64_t* validity = duckdb_vector_get_validity(dst);
   const std::string stage = StageType(c);
   auto where = [&] { return t.name + "." + c.name; };
-  for (size_t r = 0; r < n; ++r) {
-    const size_t row = from + r;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t row = from + i;
+    const size_t r = at + i;  // the row in dst
     if (src.IsNull(row)) {
       duckdb_validity_set_row_invalid(validity, r);
       continue;
@@ -161,6 +162,25 @@ Status FillVector(const TableSchema& t, const Column& c, const ColumnVector& src
 
 }  // namespace
 
+Status CheckBundle(const TableSchema& table, const Bundle& b) {
+  if (b.is_pg_copy()) return Status::Internal("file targets take column bundles, not COPY tuples");
+  if (b.columns.size() != table.columns.size()) {
+    return Status::Corruption("a bundle of " + table.name + " has " +
+                              std::to_string(b.columns.size()) + " columns, the table " +
+                              std::to_string(table.columns.size()));
+  }
+  return Status::Ok();
+}
+
+Status FillChunk(const TableSchema& table, const Bundle& b, size_t from, size_t n,
+                 duckdb_data_chunk chunk, size_t at, ZeroDatePolicy zero_date) {
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    DBS_RETURN_IF_ERROR(FillVector(table, table.columns[c], b.columns[c], from, n,
+                                   duckdb_data_chunk_get_vector(chunk, c), at, zero_date));
+  }
+  return Status::Ok();
+}
+
 Status AppendBundles(Duck* duck, const std::string& name, const TableSchema& table,
                      const std::vector<const Bundle*>& bundles, ZeroDatePolicy zero_date) {
   duckdb_appender app = nullptr;
@@ -179,22 +199,12 @@ Status AppendBundles(Duck* duck, const std::string& name, const TableSchema& tab
   for (duckdb_logical_type& t : types) duckdb_destroy_logical_type(&t);
   const size_t cap = duckdb_vector_size();
   for (const Bundle* b : bundles) {
-    if (b->is_pg_copy()) {
-      return Status::Internal("file targets take column bundles, not COPY tuples");
-    }
-    if (b->columns.size() != ncol) {
-      return Status::Corruption("a bundle of " + table.name + " has " +
-                                std::to_string(b->columns.size()) + " columns, the table " +
-                                std::to_string(ncol));
-    }
+    DBS_RETURN_IF_ERROR(CheckBundle(table, *b));
     const size_t rows = b->rows();
     for (size_t from = 0; from < rows; from += cap) {
       const size_t n = std::min(cap, rows - from);
       duckdb_data_chunk_reset(chunk.get());
-      for (size_t c = 0; c < ncol; ++c) {
-        DBS_RETURN_IF_ERROR(FillVector(table, table.columns[c], b->columns[c], from, n,
-                                       duckdb_data_chunk_get_vector(chunk.get(), c), zero_date));
-      }
+      DBS_RETURN_IF_ERROR(FillChunk(table, *b, from, n, chunk.get(), 0, zero_date));
       duckdb_data_chunk_set_size(chunk.get(), n);
       if (duckdb_append_data_chunk(app, chunk.get()) != DuckDBSuccess) {
         return Status(StatusCode::kInvalidArgument, Retry::kFail,

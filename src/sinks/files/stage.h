@@ -21,6 +21,15 @@ std::string StageType(const Column& c);
 // Creates (replacing) the staging table `name` for `table` in `duck`.
 Status CreateStageTable(Duck* duck, const std::string& name, const TableSchema& table);
 
+// OK when `b` is a column bundle with the table's column count.
+Status CheckBundle(const TableSchema& table, const Bundle& b);
+
+// Writes rows [from, from + n) of `b` (checked by CheckBundle) into rows [at, at + n) of
+// `chunk`, whose columns have the StageType of the table's columns; the chunk's size is the
+// caller's to set. Errors as AppendBundles.
+Status FillChunk(const TableSchema& table, const Bundle& b, size_t from, size_t n,
+                 duckdb_data_chunk chunk, size_t at, ZeroDatePolicy zero_date);
+
 // Appends every row of `bundles` (columns in table.columns order) to the staging table.
 // Errors name the table and column (a MySQL zero date under zeroDate=error, a time outside
 // 00:00..24:00).
