@@ -267,7 +267,13 @@ class FileSink : public Sink {
           part().first = fresh.front()->id;
           const std::string tmp = StageDir(t.name) + "/.seg-" + IdForFile(part().first) + "-" +
                                   token_ + files::DataExtension(fo_) + ".tmp";
-          auto opened = files::PartStream::Open(t, fo_, so_.zero_date, tmp);
+          uint64_t bytes = 0, rows = 0;
+          for (const BundleRef* r : fresh) {
+            bytes += r->bundle->ByteSize();
+            rows += r->bundle->rows();
+          }
+          auto opened = files::PartStream::Open(t, fo_, so_.zero_date, tmp,
+                                                bytes / std::max<uint64_t>(1, rows));
           if (!opened.ok()) return opened.status();
           part().stream = std::move(opened).value();
         }

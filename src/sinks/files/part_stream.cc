@@ -36,6 +36,9 @@ namespace {
 
 using Feed = PartStream::Feed;
 
+constexpr uint64_t kRowGroupMin = 16384;
+constexpr uint64_t kRowGroupMax = 122880;
+
 void FeedBind(duckdb_bind_info info) {
   auto* f = static_cast<Feed*>(duckdb_bind_get_extra_info(info));
   for (size_t i = 0; i < f->table.columns.size(); ++i) {
@@ -99,7 +102,8 @@ void FeedScan(duckdb_function_info info, duckdb_data_chunk out) {
 
 Result<std::unique_ptr<PartStream>> PartStream::Open(const TableSchema& table,
                                                      const FileOptions& fo,
-                                                     ZeroDatePolicy zero_date, std::string path) {
+                                                     ZeroDatePolicy zero_date, std::string path,
+                                                     uint64_t row_bytes) {
   std::unique_ptr<PartStream> ps(new PartStream());
   ps->path_ = std::move(path);
   auto f = std::make_unique<Feed>();
@@ -127,8 +131,18 @@ Result<std::unique_ptr<PartStream>> PartStream::Open(const TableSchema& table,
   const bool registered = duckdb_register_table_function(f->duck->con(), tf) == DuckDBSuccess;
   duckdb_destroy_table_function(&tf);
   if (!registered) return Status::Internal("cannot register the part feed with DuckDB");
+  std::string options = CopyOptions(fo);
+  if (fo.format == FileFormat::kParquet) {
+    // DuckDB holds a row group in memory until it writes it: aim at about 6 MiB of the rows'
+    // bytes (Bundle::ByteSize), between 16,384 rows and DuckDB's default of 122,880. Measured
+    // on the 2M-row bench table (181 bytes a row, 34,816 rows a group, two writers): 122,880
+    // rows took the process to 226 MB, 32,768 to 148 MB, with files 2% larger and no slower.
+    const uint64_t rows = std::clamp<uint64_t>((6u << 20) / std::max<uint64_t>(1, row_bytes),
+                                               kRowGroupMin, kRowGroupMax);
+    options.insert(options.size() - 1, ", ROW_GROUP_SIZE " + std::to_string(rows / 2048 * 2048));
+  }
   const std::string sql = "COPY (SELECT " + ExportList(table, fo) + " FROM dbs_part_feed()) TO " +
-                          SqlString(ps->path_) + " " + CopyOptions(fo);
+                          SqlString(ps->path_) + " " + options;
   Feed* raw = f.get();
   raw->copier = std::thread([raw, sql] {
     Status s = raw->duck->Exec(sql);

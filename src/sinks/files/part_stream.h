@@ -6,7 +6,7 @@
 //  - Open() starts `COPY (SELECT <the table's export list> FROM <feed>) TO path <options>` on a
 //    thread of its own, against a DuckDB of its own (one thread, 128 MB, spilling beyond it).
 //    The feed is a table function that hands DuckDB the rows Add() passes in, so memory holds
-//    about one row group of the file, whatever its size.
+//    about one row group of the file (about 6 MiB of rows), whatever its size.
 //  - Add() blocks until every row of the bundles is in DuckDB's own vectors (the bundles may be
 //    freed when it returns). An error (a value the file cannot hold, named by table and column)
 //    fails the part: every later call returns it.
@@ -31,8 +31,11 @@ namespace dbs::files {
 
 class PartStream {
  public:
+  // row_bytes: about how many bytes a row takes (Bundle::ByteSize / rows), which sizes the
+  // Parquet row groups (about 6 MiB of rows each).
   static Result<std::unique_ptr<PartStream>> Open(const TableSchema& table, const FileOptions& fo,
-                                                  ZeroDatePolicy zero_date, std::string path);
+                                                  ZeroDatePolicy zero_date, std::string path,
+                                                  uint64_t row_bytes);
   ~PartStream();
   PartStream(const PartStream&) = delete;
   PartStream& operator=(const PartStream&) = delete;
