@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   wo.ack_wait = std::chrono::milliseconds(*ack_wait);
+  wo.skip_finished_run = true;  // a stream file's run starts with a new reader, never an old one
   dbs::LoadWriter writer(*stream, nats->get(), wo);
   std::thread stopper([&] {
     int sig;

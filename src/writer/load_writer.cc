@@ -230,23 +230,49 @@ Status LoadWriter::Run() {
   // Wait for the reader's plan: it also means the JetStream stream exists.
   auto deadline = std::chrono::steady_clock::now() + options_.plan_timeout;
   std::string run;
+  std::string finished_run;  // a run that had ended before this writer looked (skipped)
+  bool first_look = true;
   while (true) {
     auto plan = nats_->GetLastMessage(js, bus::SubjectPlan(config_.name));
+    Status waited = plan.status();
     if (plan.ok()) {
       DBS_ASSIGN_OR_RETURN(json p, ParseJson(*plan, "the reader's plan"));
       run = p.value("run", "");
       if (run.empty()) return Status::Corruption("the reader's plan has no run id");
-      plan_ = p;
-      break;
+      if (first_look && options_.skip_finished_run) {
+        // A final status (anything but "loaded", after which a load+cdc run goes on) means the
+        // run ended before this writer started.
+        auto st = nats_->GetLastMessage(js, bus::SubjectStatus(config_.name));
+        if (st.ok()) {
+          json j = json::parse(*st, nullptr, /*allow_exceptions=*/false);
+          if (!j.is_object() || j.value("state", "") != "loaded") finished_run = run;
+        } else if (st.status().code() != StatusCode::kNotFound) {
+          return st.status().WithContext("reading the status of stream " + config_.name);
+        }
+        if (!finished_run.empty()) {
+          Log(LogLevel::kInfo, "writer", "the stream's last run had ended: waiting for a new one",
+              {F("stream", config_.name), F("run", finished_run)});
+        }
+      }
+      first_look = false;
+      if (run != finished_run) {
+        plan_ = p;
+        break;
+      }
+      waited = Status::NotFound("the stream's last run " + finished_run +
+                                " had ended before this writer started, and no reader began "
+                                "a new one; start stream-reader for a new run");
+    } else {
+      first_look = false;
     }
     // Not there yet (NotFound), or a busy broker timing out while the reader retries creating
     // the stream: keep waiting until the deadline.
-    const bool waiting = plan.status().code() == StatusCode::kNotFound ||
-                         plan.status().code() == StatusCode::kTimeout || plan.status().retryable();
+    const bool waiting = waited.code() == StatusCode::kNotFound ||
+                         waited.code() == StatusCode::kTimeout || waited.retryable();
     if (!waiting || stop_.load() || std::chrono::steady_clock::now() > deadline) {
-      return stop_.load() ? Status::Cancelled("stopped")
-                          : plan.status().WithContext("waiting for the reader's plan of stream " +
-                                                      config_.name);
+      return stop_.load()
+                 ? Status::Cancelled("stopped")
+                 : waited.WithContext("waiting for the reader's plan of stream " + config_.name);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

@@ -54,6 +54,12 @@ struct WriterOptions {
   // pause. Two writers at the defaults hold half of the reader's window (64 MiB) at most.
   uint64_t staged_bytes = 16u << 20;
   size_t staged_messages = 1024;
+  // A writer started on its own (the stream-writer command) against a server that still holds
+  // a finished run of the stream (a separate stream-reader leaves its stream behind) does not
+  // join that run: it waits, up to plan_timeout, for the next reader's plan, and otherwise
+  // fails saying so. Off in the all-in-one runner and the services, whose writers start with
+  // the run they belong to (and may legitimately find it finished by the other writers).
+  bool skip_finished_run = false;
 };
 
 // The sink options of a run's writers (run: the reader's run id); `dbstreams plan` uses the

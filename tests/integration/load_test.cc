@@ -356,6 +356,53 @@ TEST_F(LoadTest, TwoWriterProcessesShareOneStream) {
   EXPECT_EQ(PgCount("multi_dst", "public.t"), 200000);
 }
 
+// A separate stream-reader leaves its finished stream on the NATS server. A stream-writer of
+// the next run started before its reader must not join the finished run (and exit at once,
+// writing nothing): it waits for the new reader's plan.
+TEST_F(LoadTest, WriterStartedBeforeTheNextRunsReaderWaitsForThatRun) {
+  auto nats = testing::NatsServer::Start();
+  ASSERT_TRUE(nats.ok()) << nats.status().ToString();
+  std::string src = NewPostgres("next_src");
+  ASSERT_TRUE(pg_->Exec("CREATE TABLE t (id int PRIMARY KEY, v text); "
+                        "INSERT INTO t SELECT g, 'v' || g FROM generate_series(1, 3000) g",
+                        "next_src")
+                  .ok());
+  std::string dst = NewPostgres("next_dst");
+  json j = {
+      {"name", "next"}, {"source", src}, {"target", dst}, {"schemaPolicy", "drop_and_recreate"}};
+  std::string cfg = WriteConfig(data_dir_, j);
+  std::string url = (*nats)->url();
+  std::string logs = data_dir_.string();
+  {
+    Proc r(DBS_READER_BIN, {"--nats-url", url, cfg}, logs + "/r1.log");
+    Proc w(DBS_WRITER_BIN, {"--nats-url", url, "--id", "w1", cfg}, logs + "/w1.log");
+    EXPECT_EQ(r.Wait(std::chrono::seconds(120)), 0) << ReadFile(logs + "/r1.log");
+    EXPECT_EQ(w.Wait(std::chrono::seconds(120)), 0) << ReadFile(logs + "/w1.log");
+  }
+  EXPECT_EQ(PgCount("next_dst", "public.t"), 3000);
+  ASSERT_TRUE(pg_->Exec("UPDATE t SET v = 'second' WHERE id <= 10; DELETE FROM t WHERE id > 2000",
+                        "next_src")
+                  .ok());
+  Proc w(DBS_WRITER_BIN, {"--nats-url", url, "--id", "w2", cfg}, logs + "/w2.log");
+  // The writer's first look finds the first run's plan and final status.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (ReadFile(logs + "/w2.log").find("waiting for a new one") == std::string::npos &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_NE(ReadFile(logs + "/w2.log").find("waiting for a new one"), std::string::npos)
+      << ReadFile(logs + "/w2.log");
+  Proc r(DBS_READER_BIN, {"--nats-url", url, cfg}, logs + "/r2.log");
+  EXPECT_EQ(r.Wait(std::chrono::seconds(120)), 0) << ReadFile(logs + "/r2.log");
+  EXPECT_EQ(w.Wait(std::chrono::seconds(120)), 0) << ReadFile(logs + "/w2.log");
+  auto c = ParseStreamConfig(j);
+  ASSERT_TRUE(c.ok());
+  auto v = VerifyStream(*c);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  for (const auto& t : *v) EXPECT_TRUE(t.match()) << t.source_table;
+  EXPECT_EQ(PgCount("next_dst", "public.t"), 2000);
+}
+
 TEST_F(LoadTest, WriterKilledMidLoadResumesWithoutLossOrDuplicates) {
   auto nats = testing::NatsServer::Start();
   ASSERT_TRUE(nats.ok()) << nats.status().ToString();
