@@ -200,8 +200,8 @@ class FileSink : public Sink {
 
   Result<Duck*> Db() {
     if (!duck_) {
-      // One thread and 128 MB (DuckDB spills beyond it): measured on 2M rows to Parquet, 512 MB
-      // and two threads took the process tree to 848 MB for the same time as this (368 MB).
+      // For change files and the empty file of an empty table (load parts have a DuckDB each,
+      // part_stream.h): one thread and 128 MB, spilling beyond it.
       DBS_ASSIGN_OR_RETURN(duck_, Duck::Open(1, "128MB"));
     }
     return duck_.get();
