@@ -99,4 +99,16 @@ Result<std::string> NormalizePrefix(std::string_view prefix) {
   return std::string(folder) + "/";
 }
 
+Status ObjectStore::Copy(const std::string& from, const std::string& to) {
+  DBS_ASSIGN_OR_RETURN(auto reader, Open(from));
+  DBS_ASSIGN_OR_RETURN(auto writer, Create(to));
+  std::string chunk;
+  while (true) {
+    DBS_RETURN_IF_ERROR(reader->Read(&chunk, 8u << 20));
+    if (chunk.empty()) break;
+    DBS_RETURN_IF_ERROR(writer->Write(chunk));
+  }
+  return writer->Commit();
+}
+
 }  // namespace dbs

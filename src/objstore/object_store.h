@@ -89,6 +89,11 @@ class ObjectStore {
   virtual Result<std::unique_ptr<ObjectWriter>> Create(const std::string& key) = 0;
   // Removes the object; OK when it does not exist.
   virtual Status Delete(const std::string& key) = 0;
+  // Makes `to` a copy of the object `from` (replacing what `to` held), as atomically as a
+  // Create + Commit. NotFound when `from` does not exist. The default streams the bytes
+  // through Open and Create (bounded memory); S3 copies on the server (CopyObject) when the
+  // object fits one, without the bytes crossing the network.
+  virtual Status Copy(const std::string& from, const std::string& to);
   // Writes under the folder `prefix` (recursively) that were started and never committed or
   // aborted, because their writer died (local: temporary files, key = the object they were
   // for; S3: multipart uploads in progress). modified_ms is the last write (local) or the

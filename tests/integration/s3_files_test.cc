@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -142,6 +143,31 @@ class S3FilesTest : public ::testing::Test {
 
 S3Server* S3FilesTest::s3_ = nullptr;
 
+// A manifest of `rows` rows in part files of at most `per` rows (a writer commits a part when it
+// runs dry, so parts may be smaller), each with its checksum; the table folder of `store` holds
+// exactly those parts and the manifest.
+void ExpectParts(ObjectStore* store, const std::string& table, const files::Manifest& m,
+                 uint64_t rows, uint64_t per) {
+  EXPECT_EQ(m.rows, rows);
+  EXPECT_GE(m.files.size(), (rows + per - 1) / per);
+  uint64_t sum = 0;
+  std::vector<std::string> names = {table + "/_manifest.json"};
+  for (const auto& f : m.files) {
+    EXPECT_GT(f.rows, 0u) << f.name;
+    EXPECT_LE(f.rows, per) << f.name;
+    EXPECT_EQ(f.sha256.size(), 64u) << f.name;
+    sum += f.rows;
+    names.push_back(table + "/" + f.name);
+  }
+  EXPECT_EQ(sum, rows);
+  std::sort(names.begin(), names.end());
+  auto objects = store->List(table, false);
+  ASSERT_TRUE(objects.ok()) << objects.status().ToString();
+  std::vector<std::string> keys;
+  for (const ObjectInfo& o : *objects) keys.push_back(o.key);
+  EXPECT_EQ(keys, names) << "the parts and the manifest, nothing else";
+}
+
 class S3RoundTrip : public S3FilesTest, public ::testing::WithParamInterface<const char*> {};
 
 // MariaDB -> files on S3 (two writers, small bundles, several part files) -> PostgreSQL, each
@@ -160,13 +186,8 @@ TEST_P(S3RoundTrip, MariaDbToS3AndIntoPostgresKeepsTheChecksums) {
   ASSERT_TRUE(store->ReadRange("edge/_manifest.json", 0, 1 << 20, &text).ok());
   auto m = files::ManifestFromJson(json::parse(text));
   ASSERT_TRUE(m.ok()) << m.status().ToString();
-  EXPECT_EQ(m->rows, 2500u);
-  ASSERT_EQ(m->files.size(), 3u) << "2500 rows at rowsPerFile=1000";
-  EXPECT_EQ(m->files[0].rows, 1000u);
-  EXPECT_EQ(m->files[2].rows, 500u);
-  auto objects = store->List("edge", false);
-  ASSERT_TRUE(objects.ok()) << objects.status().ToString();
-  EXPECT_EQ(objects->size(), 4u) << "three parts and the manifest, nothing else";
+  ExpectParts(store.get(), "edge", *m, 2500, 1000);
+  const size_t first_files = m->files.size();
   auto staged = store->List(".dbs/runs", true);
   ASSERT_TRUE(staged.ok()) << staged.status().ToString();
   EXPECT_TRUE(staged->empty()) << staged->front().key;
@@ -183,16 +204,15 @@ TEST_P(S3RoundTrip, MariaDbToS3AndIntoPostgresKeepsTheChecksums) {
   // truncate_and_load replaces the files: the new manifest lists only new parts, the old
   // ones are gone.
   RunAndVerify(Config("m2s3b-" + format, src, S3(prefix, "format=" + format + "&rowsPerFile=1000"),
-                      {{"writeMode", "truncate_and_load"}}));
+                      {{"writeMode", "truncate_and_load"}, {"dataBundleSize", 300}}));
   ASSERT_TRUE(store->ReadRange("edge/_manifest.json", 0, 1 << 20, &text).ok());
   m = files::ManifestFromJson(json::parse(text));
   ASSERT_TRUE(m.ok());
-  EXPECT_EQ(m->rows, 2500u);
-  objects = store->List("edge", false);
-  ASSERT_TRUE(objects.ok());
-  EXPECT_EQ(objects->size(), m->files.size() + 1);
+  ExpectParts(store.get(), "edge", *m, 2500, 1000);
   ASSERT_FALSE(m->files.empty());
-  EXPECT_EQ(m->files.front().name.rfind("part-00003", 0), 0u) << m->files.front().name;
+  char first[16];
+  std::snprintf(first, sizeof first, "part-%05zu", first_files);
+  EXPECT_EQ(m->files.front().name.rfind(first, 0), 0u) << m->files.front().name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, S3RoundTrip, ::testing::Values("parquet", "jsonl"),
@@ -235,9 +255,14 @@ TEST_F(S3FilesTest, ObjectsOfOthersIntoPostgres) {
   EXPECT_EQ((*tables)[0][0], "a-1");
 }
 
-// Two writers that stage the same bundles (a redelivery while the first still writes, which S3
-// cannot lock against) commit overlapping segments; the finish writes every row once.
-TEST_F(S3FilesTest, OverlappingSegmentsAreWrittenOnce) {
+class S3Overlap : public S3FilesTest, public ::testing::WithParamInterface<const char*> {};
+
+// Two writers that commit the same bundles (a redelivery while the first still writes, which S3
+// cannot lock against) leave overlapping segments; the finish writes every row once, in bundle
+// order: the later segment is written again without the shared bundle, in its own format, with
+// its awkward values (quotes, commas, newlines, empty text and NULL) intact.
+TEST_P(S3Overlap, OverlappingSegmentsAreWrittenOnce) {
+  const std::string format = GetParam();
   TableSchema t;
   t.schema = "public";
   t.name = "t";
@@ -247,44 +272,74 @@ TEST_F(S3FilesTest, OverlappingSegmentsAreWrittenOnce) {
   Column v;
   v.name = "v";
   v.type = LogicalType::kText;
+  v.nullable = true;
   t.columns = {id, v};
   t.primary_key = {"id"};
   // Bundle k holds ids 10k .. 10k+9.
+  auto value = [](int i) -> std::optional<std::string> {
+    switch (i % 5) {
+      case 0:
+        return "v" + std::to_string(i);
+      case 1:
+        return "a \"quoted\", comma\nand newline " + std::to_string(i);
+      case 2:
+        return std::string();
+      case 3:
+        return std::nullopt;
+      default:
+        return "ünï " + std::to_string(i);
+    }
+  };
   std::vector<Bundle> bundles(4);
   for (int k = 0; k < 4; ++k) {
     bundles[k].columns.emplace_back(LogicalType::kInt64);
     bundles[k].columns.emplace_back(LogicalType::kText);
     for (int i = 0; i < 10; ++i) {
       bundles[k].columns[0].AppendInt(10 * k + i);
-      bundles[k].columns[1].AppendBytes("v" + std::to_string(10 * k + i));
+      auto val = value(10 * k + i);
+      if (val) {
+        bundles[k].columns[1].AppendBytes(*val);
+      } else {
+        bundles[k].columns[1].AppendNull();
+      }
     }
   }
   auto ref = [&](int k) { return BundleRef{"t.0." + std::to_string(k), &t, &bundles[k]}; };
-  auto target = ParseConnection(S3("dedup", "format=parquet"), "target");
+  const std::string prefix = "dedup-" + format;
+  auto target = ParseConnection(S3(prefix, "format=" + format), "target");
   ASSERT_TRUE(target.ok()) << target.status().ToString();
   SinkOptions so;
   so.stream = "dedup.1";
   so.shadow_tables = true;
   auto a = Sink::Open(*target, so);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE((*a)->DefersCommit());
   ASSERT_TRUE((*a)->PrepareTable(t).ok());
   ASSERT_TRUE((*a)->Apply({ref(0)}).ok());
+  ASSERT_TRUE((*a)->CommitStaged().ok());
+  auto settled = (*a)->TakeSettled();
+  EXPECT_EQ(settled.committed, (std::vector<std::string>{"t.0.0"}));
   auto b = Sink::Open(*target, so);
   ASSERT_TRUE(b.ok());
   auto nb = (*b)->Apply({ref(0), ref(1), ref(2)});  // bundle 0 is committed: skipped
   ASSERT_TRUE(nb.ok()) << nb.status().ToString();
   EXPECT_EQ(*nb, 2u);
-  // A writer that staged bundles 2 and 3 without seeing b's segment: its segment (staged by a
-  // sink of another run, then moved into this run's staging) overlaps b's by bundle 2.
+  ASSERT_TRUE((*b)->CommitStaged().ok());
+  settled = (*b)->TakeSettled();
+  EXPECT_EQ(settled.committed, (std::vector<std::string>{"t.0.0", "t.0.1", "t.0.2"}));
+  EXPECT_TRUE(settled.dropped.empty());
+  // A writer that committed bundles 2 and 3 without seeing b's segment: its segment (staged by
+  // a sink of another run, then moved into this run's staging) overlaps b's by bundle 2.
   SinkOptions other = so;
   other.stream = "dedup.other";
   auto c = Sink::Open(*target, other);
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE((*c)->Apply({ref(2), ref(3)}).ok());
-  auto store = Store("dedup");
+  ASSERT_TRUE((*c)->CommitStaged().ok());
+  auto store = Store(prefix);
   auto staged = store->List(".dbs/runs/dedup.other/t", false);
   ASSERT_TRUE(staged.ok()) << staged.status().ToString();
-  ASSERT_EQ(staged->size(), 2u);
+  ASSERT_EQ(staged->size(), 2u) << "the segment and its .ids record";
   for (const ObjectInfo& o : *staged) {
     std::string bytes;
     ASSERT_TRUE(store->ReadRange(o.key, 0, 1 << 24, &bytes).ok());
@@ -294,8 +349,15 @@ TEST_F(S3FilesTest, OverlappingSegmentsAreWrittenOnce) {
   ASSERT_TRUE((*a)->FinishStream({t}).ok());
   ASSERT_TRUE((*b)->FinishStream({t}).ok());  // finished already: nothing to do
   ASSERT_TRUE((*a)->ForgetStream().ok());
+  std::string text;
+  ASSERT_TRUE(store->ReadRange("t/_manifest.json", 0, 1 << 20, &text).ok());
+  auto m = files::ManifestFromJson(json::parse(text));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ExpectParts(store.get(), "t", *m, 40, 20);
+  ASSERT_EQ(m->files.size(), 3u) << "bundle 0; bundles 1 and 2; bundle 3 written again";
+  EXPECT_EQ(m->files[2].rows, 10u);
 
-  auto source = Source::Open(*ParseConnection(S3("dedup"), "source"));
+  auto source = Source::Open(*ParseConnection(S3(prefix), "source"));
   ASSERT_TRUE(source.ok()) << source.status().ToString();
   auto schema = (*source)->Describe({"public", "t"});
   ASSERT_TRUE(schema.ok()) << schema.status().ToString();
@@ -307,17 +369,31 @@ TEST_F(S3FilesTest, OverlappingSegmentsAreWrittenOnce) {
   auto reader = (*snap)->OpenReader(spec);
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   std::vector<int64_t> ids;
+  std::vector<std::optional<std::string>> values;
   while (true) {
     Bundle out;
     for (const Column& col : schema->columns) out.columns.emplace_back(col.type);
     auto more = (*reader)->Next(&out, 1000, 1 << 20);
     ASSERT_TRUE(more.ok()) << more.status().ToString();
-    for (size_t r = 0; r < out.rows(); ++r) ids.push_back(out.columns[0].GetInt(r));
+    for (size_t r = 0; r < out.rows(); ++r) {
+      ids.push_back(out.columns[0].GetInt(r));
+      if (out.columns[1].IsNull(r)) {
+        values.push_back(std::nullopt);
+      } else {
+        values.push_back(std::string(out.columns[1].GetBytes(r)));
+      }
+    }
     if (!*more) break;
   }
   ASSERT_EQ(ids.size(), 40u);
-  for (int i = 0; i < 40; ++i) EXPECT_EQ(ids[i], i) << "row " << i;
+  for (int i = 0; i < 40; ++i) {
+    EXPECT_EQ(ids[i], i) << "row " << i;
+    EXPECT_EQ(values[i], value(i)) << "row " << i;
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(Formats, S3Overlap, ::testing::Values("parquet", "csv", "jsonl"),
+                         [](const auto& info) { return std::string(info.param); });
 
 std::string ReadLog(const std::string& path) {
   std::ifstream in(path);
@@ -378,14 +454,7 @@ TEST_F(S3FilesTest, WriterKilledMidLoadLeavesNoDuplicateOrPartialFile) {
   ASSERT_TRUE(store->ReadRange("t/_manifest.json", 0, 1 << 20, &text).ok());
   auto m = files::ManifestFromJson(json::parse(text));
   ASSERT_TRUE(m.ok()) << m.status().ToString();
-  EXPECT_EQ(m->rows, 200000u);
-  EXPECT_EQ(m->files.size(), 2u);
-  auto objects = store->List("t", false);
-  ASSERT_TRUE(objects.ok());
-  std::vector<std::string> names;
-  for (const ObjectInfo& o : *objects) names.push_back(o.key);
-  EXPECT_EQ(names, (std::vector<std::string>{"t/_manifest.json", "t/part-00000.parquet",
-                                             "t/part-00001.parquet"}));
+  ExpectParts(store.get(), "t", *m, 200000, 100000);
   EXPECT_EQ(segments(), 0) << "the staging is removed";
   auto v = VerifyStream(Config("s3-kill-check", src, S3("kill")));
   ASSERT_TRUE(v.ok()) << v.status().ToString();
@@ -439,8 +508,7 @@ TEST_F(S3FilesTest, ServerKilledMidRunAndBackEndsVerified) {
   ASSERT_TRUE((*store)->ReadRange("t/_manifest.json", 0, 1 << 20, &text).ok());
   auto m = files::ManifestFromJson(json::parse(text));
   ASSERT_TRUE(m.ok()) << m.status().ToString();
-  EXPECT_EQ(m->rows, 100000u);
-  EXPECT_EQ(m->files.size(), 2u);
+  ExpectParts(store->get(), "t", *m, 100000, 60000);
   auto left = (*store)->List(".dbs/runs", true);
   ASSERT_TRUE(left.ok());
   EXPECT_TRUE(left->empty()) << left->size() << " staging objects left";

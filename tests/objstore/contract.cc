@@ -385,6 +385,26 @@ TEST_P(ObjectStoreContract, DeletesObjects) {
   EXPECT_EQ(Keys(*all), (std::vector<std::string>{"d/two"}));
 }
 
+TEST_P(ObjectStoreContract, CopiesObjects) {
+  std::string bytes(300000, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 131) % 251);
+  Put("c/src one", bytes);
+  Put("c/dst", "old");
+  ASSERT_TRUE(store_->Copy("c/src one", "c/dst").ok());  // replaces
+  EXPECT_EQ(Get("c/dst"), bytes);
+  ASSERT_TRUE(store_->Copy("c/src one", "c/ünï/new").ok());
+  EXPECT_EQ(Get("c/ünï/new"), bytes);
+  EXPECT_EQ(Get("c/src one"), bytes) << "the source stays";
+  Put("c/empty", "");
+  ASSERT_TRUE(store_->Copy("c/empty", "c/empty2").ok());
+  Result<ObjectInfo> st = store_->Stat("c/empty2");
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_EQ(st->size, 0u);
+  EXPECT_EQ(store_->Copy("c/missing", "c/x").code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->Stat("c/x").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->Copy("c/dst", "../x").code(), StatusCode::kInvalidArgument);
+}
+
 TEST_P(ObjectStoreContract, RefusesInvalidKeys) {
   const std::vector<std::string> bad = {"",
                                         "/abs",

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -319,9 +320,12 @@ std::string TempName(const std::string& what) {
          ".tmp";
 }
 
-json SegmentJson(const std::string& table, uint64_t first, uint64_t last, uint64_t rows,
-                 int64_t since) {
-  return {{"table", table}, {"first", first}, {"last", last}, {"rows", rows}, {"since", since}};
+// 16 random hex digits: names the segments one ChangeFiles instance stages.
+std::string WriterToken() {
+  std::random_device rd;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
+  return buf;
 }
 
 }  // namespace
@@ -342,7 +346,11 @@ const std::vector<std::string>& ChangeColumns() {
 
 ChangeFiles::ChangeFiles(std::unique_ptr<ChangeStore> store, FileOptions fo, SinkOptions so,
                          std::function<Result<Duck*>()> db)
-    : store_(std::move(store)), fo_(std::move(fo)), so_(std::move(so)), db_(std::move(db)) {}
+    : store_(std::move(store)),
+      fo_(std::move(fo)),
+      so_(std::move(so)),
+      db_(std::move(db)),
+      token_(WriterToken()) {}
 
 std::string ChangeFiles::Stream() const { return cdc::CdcStreamName(so_); }
 std::string ChangeFiles::Dir() const { return ".dbs/cdc/" + IdForFile(Stream()); }
@@ -350,7 +358,8 @@ std::string ChangeFiles::StageDir(const std::string& table) const {
   return Dir() + "/stage/" + table;
 }
 std::string ChangeFiles::SegmentKey(const StagedSegment& s) const {
-  return StageDir(s.table) + "/c-" + Seq16(s.first) + "-" + Seq16(s.last) + ".parquet";
+  return StageDir(s.table) + "/c-" + Seq16(s.first) + "-" + Seq16(s.last) +
+         (s.writer.empty() ? "" : "-" + s.writer) + ".parquet";
 }
 
 Result<ChangeFiles::State> ChangeFiles::Load(int partition) {
@@ -382,6 +391,10 @@ Result<ChangeFiles::State> ChangeFiles::Load(int partition) {
       seg.last = s.value("last", uint64_t{0});
       seg.rows = s.value("rows", uint64_t{0});
       seg.since_us = s.value("since", int64_t{0});
+      seg.writer = s.value("writer", "");
+      if (seg.writer.find_first_not_of("0123456789abcdef") != std::string::npos) {
+        return Status::Corruption(where + " lists a staged segment it cannot name");
+      }
       if (seg.table.empty() || seg.first == 0 || seg.last < seg.first) {
         return Status::Corruption(where + " lists a staged segment it cannot name");
       }
@@ -415,7 +428,12 @@ Status ChangeFiles::Save(int partition, State* st) {
   auto segments = [](const std::vector<StagedSegment>& list) {
     json out = json::array();
     for (const StagedSegment& s : list) {
-      out.push_back(SegmentJson(s.table, s.first, s.last, s.rows, s.since_us));
+      out.push_back({{"table", s.table},
+                     {"first", s.first},
+                     {"last", s.last},
+                     {"rows", s.rows},
+                     {"since", s.since_us},
+                     {"writer", s.writer}});
     }
     return out;
   };
@@ -590,7 +608,7 @@ Result<size_t> ChangeFiles::Apply(const ChangeBatch& b) {
   for (const std::string& name : order) {
     TableStage& ts = stages.at(name);
     if (ts.rows == 0) continue;
-    StagedSegment seg{name, b.first_seq, b.last_seq, ts.rows, now};
+    StagedSegment seg{name, b.first_seq, b.last_seq, ts.rows, now, token_};
     const std::string tmp = scratch + "/" + TempName("c");
     const std::string i = std::to_string(ts.index);
     s = duck->Exec("COPY (SELECT * FROM cm" + i + " POSITIONAL JOIN cs" + i + ") TO " +
@@ -618,9 +636,9 @@ Result<size_t> ChangeFiles::Apply(const ChangeBatch& b) {
     if (!IsConflict(saved) || attempt >= 8) return saved;
     DBS_ASSIGN_OR_RETURN(st, Load(partition));
     if (st.seq >= b.last_seq) {
-      // Another writer committed this batch first, staged under the same keys with the same
-      // rows. A key its checkpoint no longer names was published and deleted before this
-      // writer's PUT brought it back: nothing will name it again.
+      // Another writer committed this batch first, with the same rows staged under its own
+      // keys: this writer's segments are named by no checkpoint (unless this instance's own
+      // earlier attempt committed them), and nothing will read them.
       std::set<std::string> named;
       for (const StagedSegment& s : st.staged) named.insert(SegmentKey(s));
       for (const auto& [table, p] : st.publishing) {
@@ -785,8 +803,8 @@ Status ChangeFiles::Sweep(int partition) {
     for (const std::string& table : tables) {
       DBS_ASSIGN_OR_RETURN(auto names, store_->List(StageDir(table), "c-"));
       for (const std::string& n : names) {
-        // c-<first>-<last>.parquet: a segment at or below the checkpoint that it does not name
-        // lost its commit (a writer died, or lost a race) and is never read.
+        // c-<first>-<last>[-<writer>].parquet: a segment at or below the checkpoint that it does
+        // not name lost its commit (a writer died, or lost a race) and is never read.
         if (n.size() < 2 + 16 + 1 + 16) continue;
         uint64_t last = 0;
         try {

@@ -18,7 +18,8 @@
 //       staged (UTC, 20261203T054530123456Z), <first>-<last> the change messages of the run
 //       the file holds (16 digits each): names sort in change order, across runs too (each
 //       run of a stream numbers its messages from 1)
-//   .dbs/cdc/<stream>/stage/<table>/c-<first>-<last>.parquet   committed, not yet published
+//   .dbs/cdc/<stream>/stage/<table>/c-<first>-<last>-<writer>.parquet
+//       committed, not yet published; <writer> names the instance that staged it
 // and the partition's checkpoint (last message, source position, staged segments, the
 // publications under way, schemas), kept by the ChangeStore:
 //   local folder: .dbs/cdc/<stream>/p<N>.json, replaced by rename under a flock that the
@@ -30,7 +31,7 @@
 // Contract:
 //  - Apply() writes each table's rows of the batch as one staged Parquet segment, then
 //    replaces the checkpoint (the commit point). A segment whose checkpoint never came is
-//    overwritten by the redelivery, or swept (Flush(true)); a batch at or below the
+//    never read, and swept (Flush(true)); a batch at or below the
 //    checkpoint writes nothing; a gap, or another writer's checkpoint in between, is
 //    FailedPrecondition (Sink::ApplyChanges).
 //  - A table's staged segments are published as one change file when they hold rowsPerFile
@@ -131,6 +132,10 @@ class ChangeFiles {
     uint64_t first = 0, last = 0;
     uint64_t rows = 0;
     int64_t since_us = 0;  // when it was staged (wall clock)
+    // The ChangeFiles instance that staged it: two writers that stage one batch at the same
+    // time write different objects, never one key at once (on some S3-compatible servers a
+    // reader of a key being overwritten sees a partial object).
+    std::string writer;
   };
   // A publication under way: its file and the segments it holds, in message order.
   struct Publication {
@@ -170,6 +175,7 @@ class ChangeFiles {
   const FileOptions fo_;
   const SinkOptions so_;
   std::function<Result<Duck*>()> db_;
+  const std::string token_;      // StagedSegment::writer of the segments this instance stages
   std::vector<int> partitions_;  // seen, for Flush
 };
 

@@ -15,7 +15,7 @@
 #include "core/logging.h"
 #include "sinks/files/changes.h"
 #include "sinks/files/naming.h"
-#include "sinks/files/part_stream.h"
+#include "sinks/files/part_stager.h"
 #include "sinks/files/s3_sink.h"
 #include "sinks/files/stage.h"
 #include "sources/files/duck.h"
@@ -50,14 +50,6 @@ struct Segment {
   std::string sha256;
 };
 
-// A segment being written: bundles stream into its file until it is full or committed.
-struct OpenPart {
-  std::unique_ptr<files::PartStream> stream;
-  std::string first;             // the first bundle id, which names the segment
-  std::vector<std::string> ids;  // the bundles in it, in order
-  std::set<std::string> id_set;
-};
-
 // A token unique to one sink instance (names its temporary files).
 std::string InstanceToken() {
   std::random_device rd;
@@ -66,16 +58,15 @@ std::string InstanceToken() {
   return buf;
 }
 
-class FileSink : public Sink {
+class FileSink : public Sink, private files::PartTarget {
  public:
   FileSink(std::string root, FileOptions fo, SinkOptions so)
       : root_(std::move(root)),
         fo_(std::move(fo)),
         so_(std::move(so)),
         changes_(files::LocalChangeStore(root_), fo_, so_, [this] { return Db(); }),
-        token_(InstanceToken()) {}
-
-  ~FileSink() override { DropStaged(); }
+        token_(InstanceToken()),
+        stager_(this, fo_, so_.zero_date) {}
 
   Result<TableDdlPlan> PlanTable(const TableSchema& t) override {
     auto existing = files::ReadManifest(root_ + "/" + t.name);
@@ -103,32 +94,18 @@ class FileSink : public Sink {
   Result<size_t> Apply(const std::vector<BundleRef>& bundles) override {
     Status ok = CheckNotFailed();
     if (!ok.ok()) {
-      for (const BundleRef& b : bundles) settled_.dropped.push_back(b.id);
+      stager_.Refuse(bundles);
       return ok;
     }
     return files::ApplyByTable(
-        bundles, [this](const std::vector<const BundleRef*>& refs) { return ApplyTable(refs); });
+        bundles, [this](const std::vector<const BundleRef*>& refs) { return stager_.Apply(refs); });
   }
 
   bool DefersCommit() const override { return true; }
 
-  Status CommitStaged() override {
-    std::vector<std::string> tables;
-    for (const auto& [name, part] : open_) tables.push_back(name);
-    Status first;
-    for (const std::string& name : tables) {
-      Status s = CommitPart(name);
-      if (!s.ok() && first.ok()) first = s;
-    }
-    return first;
-  }
-
-  Settled TakeSettled() override { return std::exchange(settled_, Settled{}); }
-
-  void DropStaged() override {
-    for (auto& [name, part] : open_) DropPart(&part);
-    open_.clear();
-  }
+  Status CommitStaged() override { return stager_.CommitAll(); }
+  Settled TakeSettled() override { return stager_.TakeSettled(); }
+  void DropStaged() override { stager_.DropAll(); }
 
   Status FinishStream(const std::vector<TableSchema>& tables) override {
     DBS_RETURN_IF_ERROR(CheckNotFailed());
@@ -208,9 +185,9 @@ class FileSink : public Sink {
   }
 
   // Adds the bundle ids of committed segments not read yet (another writer's, too).
-  Status RefreshApplied(const std::string& table) {
+  Status RefreshApplied(const std::string& table, std::set<std::string>* applied) {
     std::set<std::string>& seen = seen_files_[table];
-    std::set<std::string>& ids = applied_[table];
+    std::set<std::string>& ids = *applied;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(StageDir(table), ec)) {
       const std::string name = e.path().filename().string();
@@ -229,163 +206,48 @@ class FileSink : public Sink {
     return Status::Ok();
   }
 
-  // Stages the new bundles of one table into its open part (opened when there is none). A part
-  // is committed before a bundle would take it past rowsPerFile, and once it reaches it; a
-  // part always takes at least one bundle.
-  Result<size_t> ApplyTable(const std::vector<const BundleRef*>& refs) {
-    const TableSchema& t = *refs.front()->table;
-    auto drop_all = [&] {
-      for (const BundleRef* r : refs) settled_.dropped.push_back(r->id);
-    };
-    if (Status s = files::CheckPathComponent(t.name, "table name"); !s.ok()) {
-      drop_all();
-      return s;
-    }
-    {
-      auto lock = files::FileLock::Acquire(LockPath(t.name));
-      std::error_code ec;
-      fs::create_directories(StageDir(t.name), ec);
-      Status s = !lock.ok() ? lock.status()
-                 : ec       ? IoFailure("creating " + StageDir(t.name), ec)
-                            : RefreshApplied(t.name);
-      if (!s.ok()) {
-        drop_all();
-        return s;
-      }
-    }
-    const std::set<std::string>& applied = applied_[t.name];
-    auto part = [&]() -> OpenPart& { return open_[t.name]; };  // CommitPart erases it
-    const uint64_t per = std::max<uint64_t>(1, fo_.rows_per_file);
-    std::vector<const BundleRef*> fresh;
-    uint64_t fresh_rows = 0;
-    size_t staged = 0;
-    Status failed;
-    // Hands `fresh` to the open part (opening one), and commits the part when `commit`.
-    auto flush = [&](bool commit) -> Status {
-      if (!fresh.empty()) {
-        if (!part().stream) {
-          part().first = fresh.front()->id;
-          const std::string tmp = StageDir(t.name) + "/.seg-" + IdForFile(part().first) + "-" +
-                                  token_ + files::DataExtension(fo_) + ".tmp";
-          uint64_t bytes = 0, rows = 0;
-          for (const BundleRef* r : fresh) {
-            bytes += r->bundle->ByteSize();
-            rows += r->bundle->rows();
-          }
-          auto opened = files::PartStream::Open(t, fo_, so_.zero_date, tmp,
-                                                bytes / std::max<uint64_t>(1, rows));
-          if (!opened.ok()) return opened.status();
-          part().stream = std::move(opened).value();
-        }
-        std::vector<const Bundle*> bundles;
-        for (const BundleRef* r : fresh) {
-          bundles.push_back(r->bundle);
-          part().ids.push_back(r->id);
-          part().id_set.insert(r->id);
-        }
-        staged += fresh.size();
-        fresh.clear();
-        fresh_rows = 0;
-        Status added = part().stream->Add(bundles);
-        if (!added.ok()) return added;
-      }
-      return commit ? CommitPart(t.name) : Status::Ok();
-    };
-    size_t i = 0;
-    for (; i < refs.size() && failed.ok(); ++i) {
-      const BundleRef* r = refs[i];
-      if (applied.count(r->id)) {  // committed before (a redelivery): acknowledge it
-        settled_.committed.push_back(r->id);
-        continue;
-      }
-      bool again = part().id_set.count(r->id) > 0;
-      for (const BundleRef* f : fresh) again = again || f->id == r->id;
-      if (again) continue;  // staged already: settled with its part
-      const uint64_t before = (part().stream ? part().stream->rows() : 0) + fresh_rows;
-      if (before > 0 && before + r->bundle->rows() > per) failed = flush(true);
-      fresh.push_back(r);
-      fresh_rows += r->bundle->rows();
-    }
-    if (failed.ok()) {
-      const uint64_t total = (part().stream ? part().stream->rows() : 0) + fresh_rows;
-      failed = flush(total >= per);
-    }
-    if (!failed.ok()) {
-      // The open part is lost: its bundles, and the ones not handed to it, are redelivered.
-      for (const BundleRef* f : fresh) settled_.dropped.push_back(f->id);
-      for (; i < refs.size(); ++i) settled_.dropped.push_back(refs[i]->id);
-      auto it = open_.find(t.name);
-      if (it != open_.end()) {
-        DropPart(&it->second);
-        open_.erase(it);
-      }
-      return failed.WithContext("staging " + t.name);
-    }
-    return staged;
+  // PartTarget (part_stager.h) of a local folder: the committed segments are read under the
+  // table's lock, and a part's file is written in the staging folder.
+  Status Refresh(const std::string& table, std::set<std::string>* applied) override {
+    DBS_RETURN_IF_ERROR(files::CheckPathComponent(table, "table name"));
+    DBS_ASSIGN_OR_RETURN(auto lock, files::FileLock::Acquire(LockPath(table)));
+    std::error_code ec;
+    fs::create_directories(StageDir(table), ec);
+    if (ec) return IoFailure("creating " + StageDir(table), ec);
+    return RefreshApplied(table, applied);
+  }
+  std::string TempPath(const std::string& table, const std::string& first) override {
+    return StageDir(table) + "/.seg-" + IdForFile(first) + "-" + token_ +
+           files::DataExtension(fo_) + ".tmp";
   }
 
-  // Aborts a part's file and lists its bundles as dropped.
-  void DropPart(OpenPart* part) {
-    if (part->stream) {
-      const std::string tmp = part->stream->path();
-      part->stream.reset();
-      std::error_code ec;
-      fs::remove(tmp, ec);
-    }
-    for (std::string& id : part->ids) settled_.dropped.push_back(std::move(id));
-    *part = OpenPart();
-  }
-
-  // Completes the open part of `table` and commits it as a segment: the file is renamed to
-  // seg-<first id> and its `.ids` record (the commit point) written, under the table's lock.
-  // A part holding a bundle that another writer committed meanwhile (a redelivery while it was
-  // open) is dropped instead: its bundles come back and are skipped or staged again.
-  Status CommitPart(const std::string& table) {
-    auto it = open_.find(table);
-    if (it == open_.end()) return Status::Ok();
-    OpenPart part = std::move(it->second);
-    open_.erase(it);
-    if (!part.stream) return Status::Ok();
-    const std::string tmp = part.stream->path();
-    auto fail = [&](const Status& s) {
-      DropPart(&part);
-      return s.WithContext("committing a part of " + table);
-    };
-    auto rows = part.stream->Close();
-    if (!rows.ok()) return fail(rows.status());
-    if (Status s = files::SyncPath(tmp); !s.ok()) return fail(s);
+  // Commits a completed part as a segment: the file is synced, renamed to seg-<first id> and
+  // its `.ids` record (the commit point) written, under the table's lock. False (nothing
+  // written) when another writer committed one of its bundles while it was open.
+  Result<bool> CommitPart(const std::string& table, files::OpenPart* part, uint64_t rows,
+                          std::set<std::string>* applied) override {
+    const std::string tmp = part->stream->path();
+    DBS_RETURN_IF_ERROR(files::SyncPath(tmp));
     uint64_t bytes = 0;
-    auto sha = files::Sha256File(tmp, &bytes);
-    if (!sha.ok()) return fail(sha.status());
-    auto lock = files::FileLock::Acquire(LockPath(table));
-    if (!lock.ok()) return fail(lock.status());
-    if (Status s = RefreshApplied(table); !s.ok()) return fail(s);
-    std::set<std::string>& applied = applied_[table];
-    for (const std::string& id : part.ids) {
-      if (applied.count(id)) {
-        Log(LogLevel::kInfo, "writer", "part dropped: another writer committed one of its bundles",
-            {F("table", table), F("bundle", id)});
-        DropPart(&part);
-        return Status::Ok();
-      }
+    DBS_ASSIGN_OR_RETURN(std::string sha, files::Sha256File(tmp, &bytes));
+    DBS_ASSIGN_OR_RETURN(auto lock, files::FileLock::Acquire(LockPath(table)));
+    DBS_RETURN_IF_ERROR(RefreshApplied(table, applied));
+    for (const std::string& id : part->ids) {
+      if (applied->count(id)) return false;
     }
-    const std::string stem = "seg-" + IdForFile(part.first);
+    const std::string stem = "seg-" + IdForFile(part->first);
     const std::string data = stem + files::DataExtension(fo_);
     if (std::rename(tmp.c_str(), (StageDir(table) + "/" + data).c_str()) != 0) {
-      return fail(Status::IoError("renaming " + tmp + ": " + std::strerror(errno)));
+      return Status::IoError("renaming " + tmp + ": " + std::strerror(errno));
     }
-    if (Status s = files::SyncPath(StageDir(table)); !s.ok()) return fail(s);
-    part.stream.reset();
+    part->stream.reset();
+    DBS_RETURN_IF_ERROR(files::SyncPath(StageDir(table)));
     const json record = {
-        {"ids", part.ids}, {"rows", *rows}, {"file", data}, {"bytes", bytes}, {"sha256", *sha}};
-    if (Status s = files::WriteFileAtomic(StageDir(table) + "/" + stem + ".ids", record.dump());
-        !s.ok()) {
-      return fail(s);
-    }
-    for (const std::string& id : part.ids) applied.insert(id);
+        {"ids", part->ids}, {"rows", rows}, {"file", data}, {"bytes", bytes}, {"sha256", sha}};
+    DBS_RETURN_IF_ERROR(
+        files::WriteFileAtomic(StageDir(table) + "/" + stem + ".ids", record.dump()));
     seen_files_[table].insert(stem + ".ids");
-    for (std::string& id : part.ids) settled_.committed.push_back(std::move(id));
-    return Status::Ok();
+    return true;
   }
 
   // The committed segments of a table, in bundle order.
@@ -520,11 +382,9 @@ class FileSink : public Sink {
   const SinkOptions so_;
   std::unique_ptr<Duck> duck_;
   files::ChangeFiles changes_;
-  std::map<std::string, std::set<std::string>> applied_;     // bundle ids, per table
   std::map<std::string, std::set<std::string>> seen_files_;  // .ids files read, per table
   const std::string token_;                                  // names this sink's temp files
-  std::map<std::string, OpenPart> open_;                     // the open part of each table
-  Settled settled_;                                          // since the last TakeSettled
+  files::PartStager stager_;  // the open parts (last: destroyed first, removing their files)
 };
 
 }  // namespace

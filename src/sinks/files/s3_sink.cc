@@ -14,9 +14,11 @@
 #include "core/logging.h"
 #include "sinks/files/changes.h"
 #include "sinks/files/naming.h"
+#include "sinks/files/part_stager.h"
 #include "sinks/files/stage.h"
 #include "sources/files/duck.h"
 #include "sources/files/remote.h"
+#include "sources/files/replay.h"
 
 namespace dbs {
 namespace {
@@ -28,17 +30,20 @@ using files::ManifestFile;
 using files::SqlString;
 using nlohmann::json;
 
-// A committed segment of the staging area.
+// A committed segment of the staging area: a file in the table's final format.
 struct Segment {
-  std::string name;  // "seg-<first id>-<writer>" (the stem of its .parquet and .ids objects)
+  std::string name;  // "seg-<first id>-<writer>": the stem of its .ids record
+  std::string file;  // its data object, in the table's staging folder
   std::vector<uint64_t> key;
   std::vector<std::string> ids;  // bundle ids, in the segment's row order
   std::vector<uint64_t> counts;  // rows per bundle
-  // Rows kept (file_row_number ranges [first, second)), after dropping bundles that an
+  uint64_t rows = 0;
+  uint64_t bytes = 0;
+  std::string sha256;
+  // Rows kept ([first, second) ranges of its row numbers), after dropping bundles that an
   // earlier segment holds too.
   std::vector<std::pair<uint64_t, uint64_t>> kept;
   uint64_t kept_rows = 0;
-  uint64_t rows = 0;
 };
 
 std::string Nonce() {
@@ -49,10 +54,14 @@ std::string Nonce() {
   return buf;
 }
 
-class S3FileSink : public Sink {
+class S3FileSink : public Sink, private files::PartTarget {
  public:
   S3FileSink(std::unique_ptr<ObjectStore> store, FileOptions fo, SinkOptions so)
-      : store_(std::move(store)), fo_(std::move(fo)), so_(std::move(so)), nonce_(Nonce()) {
+      : store_(std::move(store)),
+        fo_(std::move(fo)),
+        so_(std::move(so)),
+        nonce_(Nonce()),
+        stager_(this, fo_, so_.zero_date) {
     if (so_.commit_log) {
       changes_ = std::make_unique<files::ChangeFiles>(
           files::BucketChangeStore(store_.get(), so_.commit_log), fo_, so_,
@@ -82,13 +91,23 @@ class S3FileSink : public Sink {
   }
 
   Result<size_t> Apply(const std::vector<BundleRef>& bundles) override {
-    DBS_RETURN_IF_ERROR(CheckNotFailed());
+    Status ok = CheckNotFailed();
+    if (!ok.ok()) {
+      stager_.Refuse(bundles);
+      return ok;
+    }
     return files::ApplyByTable(
-        bundles, [this](const std::vector<const BundleRef*>& refs) { return ApplyTable(refs); });
+        bundles, [this](const std::vector<const BundleRef*>& refs) { return stager_.Apply(refs); });
   }
+
+  bool DefersCommit() const override { return true; }
+  Status CommitStaged() override { return stager_.CommitAll(); }
+  Settled TakeSettled() override { return stager_.TakeSettled(); }
+  void DropStaged() override { stager_.DropAll(); }
 
   Status FinishStream(const std::vector<TableSchema>& tables) override {
     DBS_RETURN_IF_ERROR(CheckNotFailed());
+    DBS_RETURN_IF_ERROR(CommitStaged());
     for (const TableSchema& t : tables) {
       Status s = FinishTable(t);
       if (s.ok()) continue;
@@ -104,6 +123,7 @@ class S3FileSink : public Sink {
   Status ForgetStream() override { return RemoveStaging(); }
 
   Result<std::vector<std::string>> AbandonStream(bool keep_partial) override {
+    DropStaged();
     DBS_ASSIGN_OR_RETURN(auto staged, store_->List(RunDir(), false));
     for (const ObjectInfo& o : staged) {
       if (!o.is_prefix) continue;
@@ -175,8 +195,9 @@ class S3FileSink : public Sink {
 
   Result<Duck*> Db() {
     if (!duck_) {
-      // One thread: the files a finish writes are the same bytes whichever writer writes them.
-      // 128 MB, as the local target: a part is written by a streaming filter (PartFrom).
+      // For a segment written again without shared bundles, the empty file of an empty table
+      // and change files. One thread: the files a finish writes are the same bytes whichever
+      // writer writes them; 128 MB, spilling beyond it.
       DBS_ASSIGN_OR_RETURN(duck_, Duck::Open(1, "128MB"));
     }
     return duck_.get();
@@ -210,6 +231,12 @@ class S3FileSink : public Sink {
       }
       Segment s;
       s.name = name.substr(0, name.size() - 4);
+      s.file = j.value("file", std::string());
+      s.bytes = j.value("bytes", uint64_t{0});
+      s.sha256 = j.value("sha256", std::string());
+      if (s.file.empty() || s.file.find('/') != std::string::npos) {
+        return Status::Corruption(store_->Describe() + " " + o.key + " is not a segment record");
+      }
       for (size_t i = 0; i < j["ids"].size(); ++i) {
         if (!j["ids"][i].is_string() || !j["counts"][i].is_number_unsigned()) {
           return Status::Corruption(store_->Describe() + " " + o.key + " is not a segment record");
@@ -228,52 +255,66 @@ class S3FileSink : public Sink {
     return out;
   }
 
-  Result<size_t> ApplyTable(const std::vector<const BundleRef*>& refs) {
-    const TableSchema& t = *refs.front()->table;
-    DBS_RETURN_IF_ERROR(files::CheckPathComponent(t.name, "table name"));
-    // Bundles another segment committed already (a redelivery) are skipped. Two writers that
-    // stage one bundle at the same time both keep it; the finish keeps its first copy only.
-    DBS_ASSIGN_OR_RETURN(auto fresh_segments, Segments(t.name, &seen_[t.name]));
-    std::set<std::string>& applied = applied_[t.name];
-    for (const Segment& s : fresh_segments) applied.insert(s.ids.begin(), s.ids.end());
-    std::vector<const Bundle*> fresh;
-    json ids = json::array(), counts = json::array();
-    std::set<std::string> in_batch;
-    std::string first;
-    for (const BundleRef* r : refs) {
-      if (applied.count(r->id) || !in_batch.insert(r->id).second) continue;
-      if (first.empty()) first = r->id;
-      fresh.push_back(r->bundle);
-      ids.push_back(r->id);
-      counts.push_back(static_cast<uint64_t>(r->bundle->rows()));
+  // PartTarget (part_stager.h) of a bucket: the committed segments are read from their .ids
+  // records, and a part's file is written in the local spill folder.
+  Status Refresh(const std::string& table, std::set<std::string>* applied) override {
+    DBS_RETURN_IF_ERROR(files::CheckPathComponent(table, "table name"));
+    DBS_RETURN_IF_ERROR(Spill().status());
+    DBS_ASSIGN_OR_RETURN(auto fresh, Segments(table, &seen_[table]));
+    for (const Segment& s : fresh) applied->insert(s.ids.begin(), s.ids.end());
+    return Status::Ok();
+  }
+  std::string TempPath(const std::string& table, const std::string& first) override {
+    return spill_->path() + "/" + files::IdForFile(table) + "-" + files::IdForFile(first) +
+           files::DataExtension(fo_) + ".tmp";
+  }
+
+  // Commits a completed part as a segment: the file is uploaded as seg-<first id>-<writer>,
+  // then its `.ids` record (the commit point), which lists its bundles and their row counts.
+  // False (nothing written) when a committed segment already holds one of its bundles. S3
+  // cannot lock: a writer that commits the same bundle at the same moment is not seen, and
+  // the finish keeps the first copy (KeepFirstCopies).
+  Result<bool> CommitPart(const std::string& table, files::OpenPart* part, uint64_t rows,
+                          std::set<std::string>* applied) override {
+    const std::string tmp = part->stream->path();
+    uint64_t bytes = 0;
+    DBS_ASSIGN_OR_RETURN(std::string sha, files::Sha256File(tmp, &bytes));
+    DBS_ASSIGN_OR_RETURN(auto fresh, Segments(table, &seen_[table]));
+    for (const Segment& s : fresh) applied->insert(s.ids.begin(), s.ids.end());
+    for (const std::string& id : part->ids) {
+      if (applied->count(id)) return false;
     }
-    if (fresh.empty()) return size_t{0};
-    DBS_ASSIGN_OR_RETURN(Duck * duck, Db());
-    DBS_ASSIGN_OR_RETURN(files::SpillDir * spill, Spill());
-    DBS_RETURN_IF_ERROR(files::CreateStageTable(duck, "stage", t));
-    Status appended = files::AppendBundles(duck, "stage", t, fresh, so_.zero_date);
-    if (!appended.ok()) {
-      (void)duck->Exec("DROP TABLE IF EXISTS stage");
-      return appended;
-    }
-    const std::string stem = "seg-" + files::IdForFile(first) + "-" + nonce_;
-    const std::string local = spill->path() + "/" + stem + ".parquet";
-    Status copied =
-        duck->Exec("COPY stage TO " + SqlString(local) + " (FORMAT parquet, COMPRESSION zstd)");
-    (void)duck->Exec("DROP TABLE IF EXISTS stage");
-    if (!copied.ok()) return copied.WithContext("staging " + t.name);
-    Status up = files::Upload(store_.get(), local, StageDir(t.name) + "/" + stem + ".parquet");
+    const std::string stem = "seg-" + files::IdForFile(part->first) + "-" + nonce_;
+    const std::string data = stem + files::DataExtension(fo_);
+    DBS_RETURN_IF_ERROR(files::Upload(store_.get(), tmp, StageDir(table) + "/" + data));
     std::error_code ec;
-    std::filesystem::remove(local, ec);
-    DBS_RETURN_IF_ERROR(up);
-    // The commit point of the segment: its bundle ids and their row counts.
-    const std::string record = json{{"ids", ids}, {"counts", counts}}.dump();
-    DBS_ASSIGN_OR_RETURN(auto w, store_->Create(StageDir(t.name) + "/" + stem + ".ids"));
-    DBS_RETURN_IF_ERROR(w->Write(record));
+    std::filesystem::remove(tmp, ec);
+    part->stream.reset();
+    const json record = {{"ids", part->ids}, {"counts", part->counts}, {"rows", rows},
+                         {"file", data},     {"bytes", bytes},         {"sha256", sha}};
+    DBS_ASSIGN_OR_RETURN(auto w, store_->Create(StageDir(table) + "/" + stem + ".ids"));
+    DBS_RETURN_IF_ERROR(w->Write(record.dump()));
     DBS_RETURN_IF_ERROR(w->Commit());
-    for (const json& id : ids) applied.insert(id.get<std::string>());
-    seen_[t.name].insert(stem + ".ids");
-    return fresh.size();
+    seen_[table].insert(stem + ".ids");
+    return true;
+  }
+
+  // The kept rows of a segment that shares bundles with an earlier one, written again by
+  // DuckDB, in the same format, into the local file `out`. Rows are numbered in the order
+  // the file holds them (one DuckDB thread reads it in order).
+  Status WriteKeptRows(const Manifest& m, const Segment& s, const std::string& segment_path,
+                       const std::string& out) {
+    std::string where;
+    for (const auto& [lo, hi] : s.kept) {
+      where += (where.empty() ? "" : " OR ") + std::string("(_dbs_row >= ") + std::to_string(lo) +
+               " AND _dbs_row < " + std::to_string(hi) + ")";
+    }
+    DBS_ASSIGN_OR_RETURN(Duck * duck, Db());
+    return duck->Exec(
+        "COPY (SELECT * EXCLUDE (_dbs_row) FROM (SELECT *, row_number() OVER () - "
+        "1 AS _dbs_row FROM " +
+        files::ManifestReader(m, segment_path, false) + ") WHERE " + where + ") TO " +
+        SqlString(out) + " " + files::CopyOptions(fo_));
   }
 
   // Drops, from each segment, the bundles an earlier segment (in bundle order) holds.
@@ -313,12 +354,7 @@ class S3FileSink : public Sink {
     segs.erase(
         std::remove_if(segs.begin(), segs.end(), [](const Segment& s) { return s.kept_rows == 0; }),
         segs.end());
-    uint64_t total = 0;
-    for (const Segment& s : segs) total += s.kept_rows;
-    DBS_ASSIGN_OR_RETURN(Duck * duck, Db());
     DBS_ASSIGN_OR_RETURN(files::SpillDir * spill, Spill());
-    const uint64_t per = fo_.rows_per_file;
-    const uint64_t nfiles = total == 0 ? 1 : (total + per - 1) / per;
     Manifest m;
     m.stream = so_.stream;
     m.format = fo_.format;
@@ -329,56 +365,56 @@ class S3FileSink : public Sink {
       m.files = existing->files;
       m.rows = existing->rows;
     }
-    // Local copies of the segments the current part reads (the window moves forward).
-    std::map<size_t, std::unique_ptr<files::LocalCopy>> copies;
-    size_t seg_index = 0;
-    uint64_t seg_start = 0;  // kept rows before segs[seg_index]
-    for (uint64_t i = 0; i < nfiles; ++i) {
-      const uint64_t lo = i * per, hi = std::min(total, lo + per);
-      // Copies of segments wholly before this part are no longer needed.
-      while (seg_index < segs.size() && seg_start + segs[seg_index].kept_rows <= lo) {
-        copies.erase(seg_index);
-        seg_start += segs[seg_index].kept_rows;
-        ++seg_index;
-      }
-      std::vector<files::PartSource> sources;
-      uint64_t start = seg_start;
-      for (size_t k = seg_index; k < segs.size() && start < hi; ++k) {
-        const Segment& s = segs[k];
-        if (!copies.count(k)) {
-          DBS_ASSIGN_OR_RETURN(
-              copies[k],
-              files::LocalCopy::Fetch(store_.get(), StageDir(t.name) + "/" + s.name + ".parquet",
-                                      spill->path()));
-        }
-        sources.push_back({copies[k]->path(), s.kept});
-        start += s.kept_rows;
-      }
-      std::string from = files::PartFrom(sources, seg_start, lo, hi);
-      const bool empty = from.empty();
-      if (empty) {
-        DBS_RETURN_IF_ERROR(files::CreateStageTable(duck, "empty", t));
-        from = "empty";
-      }
-      const std::string name = files::PartName(next++, fo_);
-      const std::string tmp = spill->path() + "/" + name;
-      const std::string sql = "COPY (SELECT " + files::ExportList(t, fo_) + " FROM " + from +
-                              ") TO " + SqlString(tmp) + " " + files::CopyOptions(fo_);
-      Status copied = duck->Exec(sql);
-      if (empty) (void)duck->Exec("DROP TABLE IF EXISTS empty");
-      if (!copied.ok()) return copied;
+    // Each segment is a complete file already: the server copies it as a part file. A segment
+    // that shares bundles with an earlier one (two writers committed them at once) is written
+    // again without them. Writers that finish at the same time write the same bytes under the
+    // same names.
+    for (const Segment& seg : segs) {
       ManifestFile f;
-      f.name = name;
-      f.rows = hi - lo;
-      DBS_ASSIGN_OR_RETURN(f.sha256, files::Sha256File(tmp, &f.bytes));
-      Status up = files::Upload(store_.get(), tmp, t.name + "/" + name);
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      DBS_RETURN_IF_ERROR(up);
+      f.name = files::PartName(next++, fo_);
+      f.rows = seg.kept_rows;
+      const std::string key = t.name + "/" + f.name;
+      if (seg.kept_rows == seg.rows) {
+        DBS_RETURN_IF_ERROR(store_->Copy(StageDir(t.name) + "/" + seg.file, key));
+        f.bytes = seg.bytes;
+        f.sha256 = seg.sha256;
+      } else {
+        DBS_ASSIGN_OR_RETURN(
+            auto copy, files::LocalCopy::Fetch(store_.get(), StageDir(t.name) + "/" + seg.file,
+                                               spill->path()));
+        const std::string tmp = spill->path() + "/" + f.name;
+        Status written = WriteKeptRows(m, seg, copy->path(), tmp);
+        if (written.ok()) {
+          auto sha = files::Sha256File(tmp, &f.bytes);
+          written = !sha.ok() ? sha.status() : files::Upload(store_.get(), tmp, key);
+          if (sha.ok()) f.sha256 = *sha;
+        }
+        std::error_code ec;
+        std::filesystem::remove(tmp, ec);
+        DBS_RETURN_IF_ERROR(written);
+      }
       m.rows += f.rows;
       m.files.push_back(std::move(f));
     }
-    copies.clear();
+    if (segs.empty()) {  // an empty table still gets one file, with the columns
+      DBS_ASSIGN_OR_RETURN(Duck * duck, Db());
+      DBS_RETURN_IF_ERROR(files::CreateStageTable(duck, "empty", t));
+      ManifestFile f;
+      f.name = files::PartName(next++, fo_);
+      const std::string tmp = spill->path() + "/" + f.name;
+      Status copied = duck->Exec("COPY (SELECT " + files::ExportList(t, fo_) + " FROM empty) TO " +
+                                 SqlString(tmp) + " " + files::CopyOptions(fo_));
+      (void)duck->Exec("DROP TABLE IF EXISTS empty");
+      if (copied.ok()) {
+        auto sha = files::Sha256File(tmp, &f.bytes);
+        copied = !sha.ok() ? sha.status() : files::Upload(store_.get(), tmp, t.name + "/" + f.name);
+        if (sha.ok()) f.sha256 = *sha;
+      }
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      DBS_RETURN_IF_ERROR(copied);
+      m.files.push_back(std::move(f));
+    }
     // The commit point: one PUT of the manifest.
     {
       DBS_ASSIGN_OR_RETURN(auto w, store_->Create(t.name + "/" + files::kManifestName));
@@ -407,9 +443,9 @@ class S3FileSink : public Sink {
   const std::string nonce_;  // this writer's part of segment names
   std::unique_ptr<Duck> duck_;
   std::unique_ptr<files::SpillDir> spill_;
-  std::map<std::string, std::set<std::string>> applied_;  // bundle ids, per table
-  std::map<std::string, std::set<std::string>> seen_;     // .ids records read, per table
-  std::unique_ptr<files::ChangeFiles> changes_;           // CDC runs (with a commit log)
+  std::map<std::string, std::set<std::string>> seen_;  // .ids records read, per table
+  std::unique_ptr<files::ChangeFiles> changes_;        // CDC runs (with a commit log)
+  files::PartStager stager_;  // the open parts (last: destroyed first, removing their files)
 };
 
 }  // namespace

@@ -219,28 +219,4 @@ Status AppendBundles(Duck* duck, const std::string& name, const TableSchema& tab
   return Status::Ok();
 }
 
-std::string PartFrom(const std::vector<PartSource>& sources, uint64_t start, uint64_t lo,
-                     uint64_t hi) {
-  std::string list, where;
-  uint64_t pos = start;  // the position of the next kept row
-  for (const PartSource& src : sources) {
-    std::string rows;
-    for (const auto& [a, b] : src.kept) {
-      const uint64_t first = std::max(pos, lo), last = std::min(pos + (b - a), hi);
-      if (first < last) {
-        rows += std::string(rows.empty() ? "" : " OR ") + "file_row_number BETWEEN " +
-                std::to_string(a + (first - pos)) + " AND " + std::to_string(a + (last - pos) - 1);
-      }
-      pos += b - a;
-    }
-    if (rows.empty()) continue;
-    const std::string path = SqlString(src.path);
-    list += (list.empty() ? "" : ", ") + path;
-    where +=
-        std::string(where.empty() ? "" : " OR ") + "(filename = " + path + " AND (" + rows + "))";
-  }
-  if (list.empty()) return "";
-  return "read_parquet([" + list + "], filename = true, file_row_number = true) WHERE " + where;
-}
-
 }  // namespace dbs::files

@@ -36,18 +36,4 @@ Status FillChunk(const TableSchema& table, const Bundle& b, size_t from, size_t 
 Status AppendBundles(Duck* duck, const std::string& name, const TableSchema& table,
                      const std::vector<const Bundle*>& bundles, ZeroDatePolicy zero_date);
 
-// A staged Parquet segment as a part file reads it: its local path, and the rows it keeps as
-// file_row_number ranges [first, second), in order (all of them: {{0, rows}}).
-struct PartSource {
-  std::string path;
-  std::vector<std::pair<uint64_t, uint64_t>> kept;
-};
-
-// The FROM clause of rows [lo, hi) of the sources' kept rows one after the other, in order,
-// where the first kept row of sources[0] is row `start`; empty when no source has one of them.
-// A filter on file name and row number, which DuckDB streams: LIMIT and OFFSET over the files
-// would hold the whole part in memory (1M bench rows: 325 MB against 89 MB).
-std::string PartFrom(const std::vector<PartSource>& sources, uint64_t start, uint64_t lo,
-                     uint64_t hi);
-
 }  // namespace dbs::files
