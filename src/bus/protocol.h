@@ -26,6 +26,7 @@
 // Stream names "control", "heartbeat", "logs", "runs" and "feedback" are reserved.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,11 @@ inline constexpr const char* kHeaderBundleId = "Dbs-Bundle";
 inline constexpr const char* kHeaderTable = "Dbs-Table";
 inline constexpr const char* kHeaderRows = "Dbs-Rows";
 inline constexpr const char* kHeaderRun = "Dbs-Run";
+
+// Encoded bundle bytes a load reader lets the bus hold ahead of the writers' acknowledgements
+// (its window, LoadReaderOptions::max_unacked_bytes); writers that hold messages staged
+// commit them before the window could fill.
+inline constexpr uint64_t kLoadWindowBytes = 64ull << 20;
 
 // JetStream stream name for a dbstreams stream name (validated: [A-Za-z0-9_-]).
 inline std::string JetStreamName(const std::string& stream) { return "DBS_" + stream; }

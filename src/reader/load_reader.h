@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bus/jetstream.h"
+#include "bus/protocol.h"
 #include "config/stream_config.h"
 #include "core/result.h"
 #include "core/schema.h"
@@ -70,7 +71,7 @@ struct LoadReaderOptions {
   // False: publish the plan, the metadata and "done" without reading rows (mode cdc).
   bool read_data = true;
   // Encoded bundle bytes allowed on the bus ahead of the writers' acknowledgements.
-  uint64_t max_unacked_bytes = 64ull << 20;
+  uint64_t max_unacked_bytes = bus::kLoadWindowBytes;
 };
 
 class LoadReader {

@@ -130,6 +130,21 @@ Status LoadWriter::PublishStatus(const std::string& state, const std::string& er
   return Status::Ok();
 }
 
+bool LoadWriter::IdleCommitDue(std::chrono::steady_clock::time_point oldest,
+                               uint64_t message_bytes) {
+  if (std::chrono::steady_clock::now() - oldest >= options_.idle_commit) return true;
+  const std::string js = bus::JetStreamName(config_.name);
+  // The reader published every bundle: nothing more is coming.
+  auto done = nats_->GetLastMessage(js, bus::SubjectDone(config_.name));
+  if (done.ok() || done.status().code() != StatusCode::kNotFound) return true;
+  // Nothing waits on the broker and the writers hold half the reader's window: the reader may
+  // be waiting for these acknowledgements. (An error asking: commit, to be safe.)
+  auto cs = nats_->GetConsumerState(js, bus::WritersDurable(config_.name));
+  if (!cs.ok()) return true;
+  const uint64_t held = static_cast<uint64_t>(std::max<int64_t>(0, cs->num_ack_pending));
+  return cs->num_pending == 0 && held * message_bytes >= bus::kLoadWindowBytes / 2;
+}
+
 Result<bool> LoadWriter::CheckFinished(Sink* sink) {
   const std::string js = bus::JetStreamName(config_.name);
   auto status = nats_->GetLastMessage(js, bus::SubjectStatus(config_.name));
@@ -376,8 +391,10 @@ Status LoadWriter::Run() {
     }
     DBS_ASSIGN_OR_RETURN(auto msgs, consumer->Fetch(sizer.batch(), options_.fetch_wait));
     if (msgs.empty() && !staged.empty()) {
-      // Nothing more for now (the reader waits on the window, or is done): commit.
-      if (Status c = commit_staged(); !c.ok()) return FailRun(c);
+      // Nothing more for now: commit when more rows are not coming soon, or somebody waits.
+      if (IdleCommitDue(staged_since, staged_bytes / staged.size())) {
+        if (Status c = commit_staged(); !c.ok()) return FailRun(c);
+      }
       continue;
     }
     if (msgs.empty()) {

@@ -50,10 +50,15 @@ struct WriterOptions {
   std::chrono::milliseconds ack_wait{30000};
   // Sinks that commit later than Apply (Sink::DefersCommit, file targets): the bundles a writer
   // holds staged and unacknowledged are committed once they reach about this many bus bytes
-  // or messages, once the oldest is ack_wait / 2 old, when a fetch finds nothing, and before a
-  // pause. Two writers at the defaults hold half of the reader's window (64 MiB) at most.
+  // or messages, once the oldest is ack_wait / 2 old, and before a pause. Two writers at the
+  // defaults hold half of the reader's window (bus::kLoadWindowBytes) at most.
   uint64_t staged_bytes = 16u << 20;
   size_t staged_messages = 1024;
+  // When a fetch finds nothing, they are committed if the oldest is this old, if the reader
+  // has published everything, or if the messages the writers hold could be what keeps the
+  // reader waiting (half its window); otherwise the writer keeps them and fetches again, so a
+  // slow source does not leave a part file per bundle.
+  std::chrono::milliseconds idle_commit{5000};
   // A writer started on its own (the stream-writer command) against a server that still holds
   // a finished run of the stream (a separate stream-reader leaves its stream behind) does not
   // join that run: it waits, up to plan_timeout, for the next reader's plan, and otherwise
@@ -105,6 +110,9 @@ class LoadWriter {
   Status MakeReport(Sink* sink);
   // Returns OK(true) when the stream completed, OK(false) when not yet.
   Result<bool> CheckFinished(Sink* sink);
+  // After a fetch that found nothing, whether the staged messages (the oldest staged at
+  // `oldest`, about `message_bytes` each) are to be committed now (WriterOptions::idle_commit).
+  bool IdleCommitDue(std::chrono::steady_clock::time_point oldest, uint64_t message_bytes);
   // `id`: the Nats-Msg-Id (one status per id: the first writer's wins).
   Status PublishStatus(const std::string& state, const std::string& error,
                        const std::string& id = "status");

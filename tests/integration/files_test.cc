@@ -484,6 +484,25 @@ int CountSegments(const fs::path& root) {
   return n;
 }
 
+// A slow source (a query that yields a row every 300 ms, a bundle per row): the writers' fetches
+// often find nothing, and they keep their parts open until the reader is done instead of
+// committing a part file per bundle. (Rows of 20 kB: PostgreSQL sends each one at once.)
+TEST_F(FilesTest, SlowSourceDoesNotLeaveAFilePerBundle) {
+  const std::string src = NewPostgres("files_slow");
+  const fs::path root = Folder("slow");
+  json tables =
+      json::array({{{"name", "trickle"},
+                    {"query",
+                     "SELECT g AS id, repeat('v', 20000) || g AS v FROM generate_series(1, 12) g "
+                     "WHERE pg_sleep(0.3)::text = ''"}}});
+  RunAndVerify(Config("slow", src, "file://" + root.string() + "?format=parquet",
+                      {{"dataBundleSize", 1}, {"tables", tables}}));
+  auto m = files::ReadManifest((root / "trickle").string());
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->rows, 12u);
+  EXPECT_LE(m->files.size(), 2u) << "one part per writer, not one per bundle (12 bundles)";
+}
+
 // A writer process SIGKILLed mid-load and a new one started: every row once, no partial file.
 TEST_F(FilesTest, WriterKilledMidLoadLeavesNoDuplicateOrPartialFile) {
   auto nats = testing::NatsServer::Start();

@@ -144,8 +144,8 @@ class S3FilesTest : public ::testing::Test {
 S3Server* S3FilesTest::s3_ = nullptr;
 
 // A manifest of `rows` rows in part files of at most `per` rows (a writer commits a part when it
-// runs dry, so parts may be smaller), each with its checksum; the table folder of `store` holds
-// exactly those parts and the manifest.
+// has held it a while, so parts may be smaller), each with its checksum; the table folder of
+// `store` holds exactly those parts and the manifest.
 void ExpectParts(ObjectStore* store, const std::string& table, const files::Manifest& m,
                  uint64_t rows, uint64_t per) {
   EXPECT_EQ(m.rows, rows);
