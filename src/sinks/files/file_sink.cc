@@ -26,15 +26,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using files::Duck;
-using files::FileFormat;
 using files::FileOptions;
 using files::IdForFile;
 using files::IdKey;
 using files::Manifest;
 using files::ManifestFile;
 using files::PartNumber;
-using files::SqlIdent;
-using files::SqlString;
 using nlohmann::json;
 
 Status IoFailure(const std::string& what, const std::error_code& ec) {
@@ -279,9 +276,6 @@ class FileSink : public Sink, private files::PartTarget {
     return out;
   }
 
-  std::string ExportList(const TableSchema& t) const { return files::ExportList(t, fo_); }
-  std::string CopyOptions() const { return files::CopyOptions(fo_); }
-
   Status FinishTable(const TableSchema& t) {
     DBS_RETURN_IF_ERROR(files::CheckPathComponent(t.name, "table name"));
     const std::string dir = root_ + "/" + t.name;
@@ -351,14 +345,10 @@ class FileSink : public Sink, private files::PartTarget {
     }
     if (segs.empty()) {  // an empty table still gets one file, with the columns
       DBS_ASSIGN_OR_RETURN(Duck * duck, Db());
-      DBS_RETURN_IF_ERROR(files::CreateStageTable(duck, "empty", t));
       ManifestFile f;
       f.name = files::PartName(next++, fo_);
       const std::string tmp = dir + "/." + f.name + ".tmp";
-      Status copied = duck->Exec("COPY (SELECT " + ExportList(t) + " FROM empty) TO " +
-                                 SqlString(tmp) + " " + CopyOptions());
-      (void)duck->Exec("DROP TABLE IF EXISTS empty");
-      DBS_RETURN_IF_ERROR(copied);
+      DBS_RETURN_IF_ERROR(files::WriteEmptyFile(duck, t, fo_, tmp));
       DBS_RETURN_IF_ERROR(files::SyncPath(tmp));
       DBS_ASSIGN_OR_RETURN(f.sha256, files::Sha256File(tmp, &f.bytes));
       if (std::rename(tmp.c_str(), (dir + "/" + f.name).c_str()) != 0) {

@@ -279,8 +279,7 @@ class S3FileSink : public Sink, private files::PartTarget {
     const std::string tmp = part->stream->path();
     uint64_t bytes = 0;
     DBS_ASSIGN_OR_RETURN(std::string sha, files::Sha256File(tmp, &bytes));
-    DBS_ASSIGN_OR_RETURN(auto fresh, Segments(table, &seen_[table]));
-    for (const Segment& s : fresh) applied->insert(s.ids.begin(), s.ids.end());
+    DBS_RETURN_IF_ERROR(Refresh(table, applied));
     for (const std::string& id : part->ids) {
       if (applied->count(id)) return false;
     }
@@ -297,6 +296,20 @@ class S3FileSink : public Sink, private files::PartTarget {
     DBS_RETURN_IF_ERROR(w->Commit());
     seen_[table].insert(stem + ".ids");
     return true;
+  }
+
+  // Uploads the part file that `written` says was written at the local `tmp` as `key`, with its
+  // size and checksum in *f, then removes `tmp` (also when writing or uploading failed).
+  Status UploadPart(Status written, const std::string& tmp, const std::string& key,
+                    ManifestFile* f) {
+    if (written.ok()) {
+      auto sha = files::Sha256File(tmp, &f->bytes);
+      written = !sha.ok() ? sha.status() : files::Upload(store_.get(), tmp, key);
+      if (sha.ok()) f->sha256 = *sha;
+    }
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    return written;
   }
 
   // The kept rows of a segment that shares bundles with an earlier one, written again by
@@ -383,36 +396,18 @@ class S3FileSink : public Sink, private files::PartTarget {
             auto copy, files::LocalCopy::Fetch(store_.get(), StageDir(t.name) + "/" + seg.file,
                                                spill->path()));
         const std::string tmp = spill->path() + "/" + f.name;
-        Status written = WriteKeptRows(m, seg, copy->path(), tmp);
-        if (written.ok()) {
-          auto sha = files::Sha256File(tmp, &f.bytes);
-          written = !sha.ok() ? sha.status() : files::Upload(store_.get(), tmp, key);
-          if (sha.ok()) f.sha256 = *sha;
-        }
-        std::error_code ec;
-        std::filesystem::remove(tmp, ec);
-        DBS_RETURN_IF_ERROR(written);
+        DBS_RETURN_IF_ERROR(UploadPart(WriteKeptRows(m, seg, copy->path(), tmp), tmp, key, &f));
       }
       m.rows += f.rows;
       m.files.push_back(std::move(f));
     }
     if (segs.empty()) {  // an empty table still gets one file, with the columns
       DBS_ASSIGN_OR_RETURN(Duck * duck, Db());
-      DBS_RETURN_IF_ERROR(files::CreateStageTable(duck, "empty", t));
       ManifestFile f;
       f.name = files::PartName(next++, fo_);
       const std::string tmp = spill->path() + "/" + f.name;
-      Status copied = duck->Exec("COPY (SELECT " + files::ExportList(t, fo_) + " FROM empty) TO " +
-                                 SqlString(tmp) + " " + files::CopyOptions(fo_));
-      (void)duck->Exec("DROP TABLE IF EXISTS empty");
-      if (copied.ok()) {
-        auto sha = files::Sha256File(tmp, &f.bytes);
-        copied = !sha.ok() ? sha.status() : files::Upload(store_.get(), tmp, t.name + "/" + f.name);
-        if (sha.ok()) f.sha256 = *sha;
-      }
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      DBS_RETURN_IF_ERROR(copied);
+      DBS_RETURN_IF_ERROR(
+          UploadPart(files::WriteEmptyFile(duck, t, fo_, tmp), tmp, t.name + "/" + f.name, &f));
       m.files.push_back(std::move(f));
     }
     // The commit point: one PUT of the manifest.

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/temporal.h"
+#include "sinks/files/naming.h"
 #include "sources/files/duck_vector.h"
 #include "sources/files/file_common.h"
 
@@ -22,6 +23,15 @@ Status CreateStageTable(Duck* duck, const std::string& name, const TableSchema& 
     sql += SqlIdent(table.columns[i].name) + " " + StageType(table.columns[i]);
   }
   return duck->Exec(sql + ")");
+}
+
+Status WriteEmptyFile(Duck* duck, const TableSchema& table, const FileOptions& fo,
+                      const std::string& path) {
+  DBS_RETURN_IF_ERROR(CreateStageTable(duck, "empty", table));
+  Status copied = duck->Exec("COPY (SELECT " + ExportList(table, fo) + " FROM empty) TO " +
+                             SqlString(path) + " " + CopyOptions(fo));
+  (void)duck->Exec("DROP TABLE IF EXISTS empty");
+  return copied;
 }
 
 namespace {

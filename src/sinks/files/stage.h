@@ -11,6 +11,7 @@
 #include "core/bundle.h"
 #include "core/schema.h"
 #include "sources/files/duck.h"
+#include "sources/files/file_common.h"
 
 namespace dbs::files {
 
@@ -20,6 +21,11 @@ std::string StageType(const Column& c);
 
 // Creates (replacing) the staging table `name` for `table` in `duck`.
 Status CreateStageTable(Duck* duck, const std::string& name, const TableSchema& table);
+
+// Writes at `path` the file of `table` with its columns and no rows, in the format and options
+// of `fo` (an empty table still gets one part file).
+Status WriteEmptyFile(Duck* duck, const TableSchema& table, const FileOptions& fo,
+                      const std::string& path);
 
 // OK when `b` is a column bundle with the table's column count.
 Status CheckBundle(const TableSchema& table, const Bundle& b);
