@@ -746,5 +746,48 @@ TEST(PgCdcCheckTest, WalLevelNotLogical) {
   EXPECT_NE(s.message().find("restart"), std::string::npos) << s.message();
 }
 
+// A private server shut down while changes it sent are not confirmed yet (the target has not
+// committed them): the server waits for a confirmation that cannot come, asking for it again
+// and again; the stream hangs up so that the shutdown completes, with a retryable error.
+TEST(PgCdcShutdownTest, UnconfirmedChangesDoNotHoldTheServer) {
+  auto server = PostgresServer::Start();
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  PostgresServer* pg = server->get();
+  ASSERT_OK(pg->Exec("CREATE TABLE s (id int PRIMARY KEY)"));
+  auto cfg = ParseConnectionUrl(pg->url());
+  ASSERT_TRUE(cfg.ok());
+  auto source = Source::Open(*cfg);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  CdcOptions options;
+  options.stream = "shutdown";
+  options.tables = {TableRef{"public", "s"}};
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ChangeStream> stream, (*source)->OpenChangeStream(options));
+  ASSERT_OK(pg->Exec("INSERT INTO s VALUES (1)"));
+  bool got = false;
+  for (int i = 0; i < 100 && !got; ++i) {
+    auto ev = stream->Next(200ms);
+    ASSERT_TRUE(ev.ok()) << ev.status().ToString();
+    got = ev->kind == ChangeEvent::Kind::kTransaction;
+  }
+  ASSERT_TRUE(got) << "the insert did not arrive";
+  source->reset();  // its control connection would hold the shutdown too
+
+  const auto start = std::chrono::steady_clock::now();
+  Status stopped;
+  std::thread stopper([&] { stopped = pg->Stop(); });
+  Status ended;
+  while (ended.ok() && std::chrono::steady_clock::now() - start < 90s) {
+    auto ev = stream->Next(200ms);
+    if (!ev.ok()) ended = ev.status();
+  }
+  stopper.join();
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(stopped.ok()) << stopped.ToString();
+  EXPECT_LT(took, 30s) << "the shutdown waited for the stream";
+  EXPECT_EQ(ended.code(), StatusCode::kUnavailable) << ended.ToString();
+  EXPECT_TRUE(ended.retryable()) << ended.ToString();
+  EXPECT_NE(ended.message().find("waits for changes"), std::string::npos) << ended.message();
+}
+
 }  // namespace
 }  // namespace dbs

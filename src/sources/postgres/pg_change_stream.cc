@@ -30,6 +30,9 @@ constexpr std::string_view kLog = "pg-cdc";
 constexpr size_t kSpillBytes = 1u << 20;
 constexpr std::chrono::milliseconds kMaxStatusInterval{1000};
 constexpr std::chrono::microseconds kCoalesce{300};  // see Next()
+// A shutting-down server's reply requests (OnCopyData): this many within this time.
+constexpr uint32_t kShutdownPings = 32;
+constexpr std::chrono::milliseconds kShutdownPingWindow{2000};
 
 using Clock = std::chrono::steady_clock;
 
@@ -369,6 +372,11 @@ class PgChangeStream : public ChangeStream {
   Clock::time_point next_status_{};
   uint32_t status_ticks_ = 0;
   uint32_t burst_ = 0;  // messages read since the buffer last ran dry
+  // Keepalives asking for a reply, back to back at the same WAL end with no data between
+  // (OnCopyData): how many, and when the first came.
+  uint32_t pings_ = 0;
+  uint64_t ping_lsn_ = 0;
+  Clock::time_point first_ping_{};
   std::chrono::milliseconds status_interval_{kMaxStatusInterval};
   std::deque<ChangeEvent> queue_;
   Status failed_;
@@ -637,6 +645,7 @@ Status PgChangeStream::OnCopyData(std::string_view data) {
     if (data.size() < 25) return Status::Corruption("truncated XLogData message");
     const uint64_t start = LoadBE64(data.data() + 1);
     received_lsn_ = std::max(received_lsn_, start);
+    pings_ = 0;
     return OnXLogData(data.substr(25));
   }
   if (data[0] == 'k') {
@@ -650,8 +659,29 @@ Status PgChangeStream::OnCopyData(std::string_view data) {
       confirmed_lsn_ = idle_lsn_ = wal_end;
       return SendStatus(false);
     }
-    if (reply) return SendStatus(false);
-    return Status::Ok();
+    if (!reply) return Status::Ok();
+    // A server shutting down keeps its walsender until the client confirms
+    // every WAL position it sent, and asks again as soon as the client answers: a storm of
+    // reply requests at one WAL end. While changes are handed out but not yet committed by the
+    // target (the writers may be unable to reach it: it may be the same server), the confirmed
+    // position cannot honestly move, so the shutdown would wait until killed. Hang up instead:
+    // nothing is lost (the slot keeps the unconfirmed changes and the caller reconnects, from
+    // the last confirmed position, when the server is back). A running server asks for a reply
+    // only after half its wal_sender_timeout without one, never dozens of times a second.
+    const Clock::time_point now = Clock::now();
+    if (pings_ == 0 || wal_end != ping_lsn_) {
+      pings_ = 0;
+      ping_lsn_ = wal_end;
+      first_ping_ = now;
+    }
+    if (++pings_ >= kShutdownPings && now - first_ping_ < kShutdownPingWindow) {
+      repl_.reset();
+      return Status(StatusCode::kUnavailable, Retry::kRetry,
+                    "the server " + config_.Redacted() +
+                        " is shutting down and waits for changes the target has not committed "
+                        "yet; disconnected so that it can stop, and reconnecting");
+    }
+    return SendStatus(false);
   }
   return Status::Corruption("unknown replication message type " + std::to_string(data[0]));
 }
