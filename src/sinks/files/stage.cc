@@ -11,10 +11,7 @@
 
 namespace dbs::files {
 
-std::string StageType(const Column& c) {
-  if (c.type == LogicalType::kUuid) return "VARCHAR";
-  return StoredFor(c, FileFormat::kParquet).type;
-}
+std::string StageType(const Column& c) { return StoredFor(c, FileFormat::kParquet).type; }
 
 Status CreateStageTable(Duck* duck, const std::string& name, const TableSchema& table) {
   std::string sql = "CREATE OR REPLACE TABLE " + SqlIdent(name) + " (";
@@ -92,11 +89,9 @@ Status FillVector(const TableSchema& t, const Column& c, const ColumnVector& src
         duckdb_vector_assign_string_element_len(dst, r, b.data(), b.size());
         break;
       }
-      case LogicalType::kUuid: {
-        const std::string u = UuidToString(src.GetUuid(row));
-        duckdb_vector_assign_string_element_len(dst, r, u.data(), u.size());
+      case LogicalType::kUuid:
+        VectorData<duckdb_hugeint>(dst)[r] = DuckUuid(src.FixedSlot(row));
         break;
-      }
       case LogicalType::kBit: {
         bool ok = true;
         const std::string digits = DecodeBits(src.GetBytes(row), &ok);

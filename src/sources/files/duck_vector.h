@@ -76,6 +76,21 @@ inline void PutDecimal(duckdb_vector dst, size_t r, uint32_t precision, __int128
   }
 }
 
+// A UUID's 16 bytes (RFC 4122 order) as DuckDB stores a UUID: a hugeint whose upper half is
+// the first 8 bytes read big-endian with the top bit flipped (so that signed order is the
+// UUIDs' byte order) and whose lower half is the last 8 bytes read big-endian.
+inline duckdb_hugeint DuckUuid(const char* bytes) {
+  uint64_t hi = 0, lo = 0;
+  for (int i = 0; i < 8; ++i) {
+    hi = (hi << 8) | static_cast<uint8_t>(bytes[i]);
+    lo = (lo << 8) | static_cast<uint8_t>(bytes[8 + i]);
+  }
+  duckdb_hugeint h;
+  h.lower = lo;
+  h.upper = static_cast<int64_t>(hi ^ (uint64_t{1} << 63));
+  return h;
+}
+
 // Copies row `row` of `src` to row r of `dst` when `type` is a boolean, an integer or a float;
 // false (nothing written) for every other type.
 inline bool PutFixedWidth(LogicalType type, const ColumnVector& src, size_t row, duckdb_vector dst,
