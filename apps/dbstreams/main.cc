@@ -80,6 +80,7 @@ dbs::Result<dbs::bus::NatsUsers> LoadOrCreateNatsUsers(dbs::store::SecretsStore*
      : role == dbs::bus::NatsRole::kReader ? users.reader
                                            : users.writer) = u;
   }
+  users.random = true;  // every stored password was made by Generate() above, in some start
   return users;
 }
 

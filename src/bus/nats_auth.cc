@@ -70,6 +70,7 @@ NatsUsers NatsUsers::Generate() {
   u.api = {"dbs-api", RandomPassword()};
   u.reader = {"dbs-reader", RandomPassword()};
   u.writer = {"dbs-writer", RandomPassword()};
+  u.random = true;
   return u;
 }
 
@@ -93,7 +94,8 @@ Result<std::string> AuthorizationConf(const NatsUsers& users) {
       return Status::InvalidArgument("NATS user for role " + std::string(RoleName(role)) +
                                      " has no name or password");
     }
-    DBS_ASSIGN_OR_RETURN(std::string hash, security::HashPassword(u.password));
+    DBS_ASSIGN_OR_RETURN(std::string hash,
+                         security::HashPassword(u.password, users.random ? 4 : 10));
     const Permissions p = For(role);
     out += "    {user: \"" + u.user + "\", password: \"" + hash + "\", permissions: {\n";
     out += "      publish: {allow: " + List(p.pub_allow);

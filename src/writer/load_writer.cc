@@ -392,10 +392,11 @@ Status LoadWriter::Run() {
     DBS_ASSIGN_OR_RETURN(auto msgs, consumer->Fetch(sizer.batch(), options_.fetch_wait));
     if (msgs.empty() && !staged.empty()) {
       // Nothing more for now: commit when more rows are not coming soon, or somebody waits.
-      if (IdleCommitDue(staged_since, staged_bytes / staged.size())) {
-        if (Status c = commit_staged(); !c.ok()) return FailRun(c);
-      }
-      continue;
+      if (!IdleCommitDue(staged_since, staged_bytes / staged.size())) continue;
+      if (Status c = commit_staged(); !c.ok()) return FailRun(c);
+      // Committed (the last rows, often): see at once whether the run is finished rather
+      // than after another empty fetch.
+      if (!staged.empty()) continue;
     }
     if (msgs.empty()) {
       auto finished = CheckFinished(sink);
