@@ -660,21 +660,22 @@ Status PgChangeStream::OnCopyData(std::string_view data) {
       return SendStatus(false);
     }
     if (!reply) return Status::Ok();
-    // A server shutting down keeps its walsender until the client confirms
-    // every WAL position it sent, and asks again as soon as the client answers: a storm of
-    // reply requests at one WAL end. While changes are handed out but not yet committed by the
-    // target (the writers may be unable to reach it: it may be the same server), the confirmed
-    // position cannot honestly move, so the shutdown would wait until killed. Hang up instead:
-    // nothing is lost (the slot keeps the unconfirmed changes and the caller reconnects, from
-    // the last confirmed position, when the server is back). A running server asks for a reply
-    // only after half its wal_sender_timeout without one, never dozens of times a second.
+    // A server shutting down keeps its walsender until the client confirms every WAL position
+    // it sent, and asks again as soon as the client answers: a storm of reply requests at one
+    // WAL end. While changes are handed out but not yet committed by the target (the writers
+    // may be unable to reach it: it may be the same server), the confirmed position cannot
+    // honestly move, so the shutdown would wait until killed. Hang up instead: nothing is lost
+    // (the slot keeps the unconfirmed changes and the caller reconnects, from the last
+    // confirmed position, when the server is back). A running server asks for a reply only
+    // after half its wal_sender_timeout without one, never dozens of times a second.
     const Clock::time_point now = Clock::now();
-    if (pings_ == 0 || wal_end != ping_lsn_) {
+    // A new WAL end, or requests too far apart to be a storm: count afresh from this one.
+    if (pings_ == 0 || wal_end != ping_lsn_ || now - first_ping_ >= kShutdownPingWindow) {
       pings_ = 0;
       ping_lsn_ = wal_end;
       first_ping_ = now;
     }
-    if (++pings_ >= kShutdownPings && now - first_ping_ < kShutdownPingWindow) {
+    if (++pings_ >= kShutdownPings) {
       repl_.reset();
       return Status(StatusCode::kUnavailable, Retry::kRetry,
                     "the server " + config_.Redacted() +
