@@ -439,6 +439,14 @@ TEST_F(LoadTest, WriterKilledMidLoadResumesWithoutLossOrDuplicates) {
     const int64_t n = std::stoll(*(*q)[0][0]);
     EXPECT_GT(n, 0);
     EXPECT_LT(n, 600) << "the writer finished before it could be killed (600 bundles)";
+    // The shadow copy is not vacuumed while it fills: the key built after the load would wait
+    // for the vacuum to be cancelled.
+    auto opts = pg_->Query(
+        "SELECT array_to_string(c.reloptions, ',') FROM pg_class c JOIN pg_namespace s "
+        "ON s.oid = c.relnamespace WHERE s.nspname LIKE '\\_dbs\\_shadow\\_%' AND c.relname = 't'",
+        "kill_dst");
+    ASSERT_TRUE(opts.ok() && opts->size() == 1 && (*opts)[0][0]) << opts.status().ToString();
+    EXPECT_EQ(*(*opts)[0][0], "autovacuum_enabled=false");
   }
   Proc again(DBS_WRITER_BIN, {"--nats-url", url, "--id", "again", cfg}, logs + "/again.log");
   EXPECT_EQ(again.Wait(std::chrono::seconds(300)), 0) << ReadFile(logs + "/again.log");
@@ -447,6 +455,13 @@ TEST_F(LoadTest, WriterKilledMidLoadResumesWithoutLossOrDuplicates) {
   auto dup = pg_->Query("SELECT count(*) - count(DISTINCT id) FROM public.t", "kill_dst");
   ASSERT_TRUE(dup.ok());
   EXPECT_EQ((*dup)[0][0], "0");
+  // The table swapped in is vacuumed again like any other.
+  auto opts = pg_->Query(
+      "SELECT c.reloptions IS NULL AND x.reloptions IS NULL FROM pg_class c "
+      "LEFT JOIN pg_class x ON x.oid = c.reltoastrelid WHERE c.oid = 'public.t'::regclass",
+      "kill_dst");
+  ASSERT_TRUE(opts.ok() && opts->size() == 1);
+  EXPECT_EQ((*opts)[0][0], "t");
   auto c = ParseStreamConfig(j);
   ASSERT_TRUE(c.ok());
   auto v = VerifyStream(*c);

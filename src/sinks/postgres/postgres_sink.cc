@@ -250,6 +250,11 @@ class PostgresSink : public Sink {
                      bool shadows, Placement* placement);
   // Creates t in `in_schema` (its target schema or a shadow schema); enum types go into the
   // target schema.
+  // Autovacuum off (`on` false) for t's shadow copy in schema `shadow` while the load fills it,
+  // back on (the server's defaults) before it is swapped in. Without this, the server starts a
+  // vacuum of the half-loaded copy (insert thresholds), and the primary key built after the
+  // load waits for it to be cancelled (deadlock_timeout, 1 s by default).
+  Status SetShadowAutovacuum(const TableSchema& t, const std::string& shadow, bool on);
   Status CreateTable(const TableSchema& t, const std::string& in_schema, bool defer_key,
                      std::vector<std::string>* warnings);
   // Foreign key statement of t (in schema in_schema) referencing its table in ref_in_schema.
@@ -590,6 +595,19 @@ Status PostgresSink::CreateTable(const TableSchema& t, const std::string& in_sch
   return Status::Ok();
 }
 
+Status PostgresSink::SetShadowAutovacuum(const TableSchema& t, const std::string& shadow, bool on) {
+  // A partitioned table takes no storage parameters (its partitions keep the defaults).
+  if (!t.partition_by.empty()) return Status::Ok();
+  const std::string quoted = pg::QualifiedName(shadow, t.name);
+  return pg::Command(conn(),
+                     "ALTER TABLE " + quoted +
+                         (on ? " RESET (autovacuum_enabled, toast.autovacuum_enabled)"
+                             : " SET (autovacuum_enabled = false, toast.autovacuum_enabled = "
+                               "false)"),
+                     (on ? "turning autovacuum back on for " : "turning autovacuum off for ") +
+                         shadow + "." + t.name);
+}
+
 Status PostgresSink::Validate(const TableSchema& t, const std::string& quoted) {
   const std::string display = TargetSchema(t) + "." + t.name;
   DBS_ASSIGN_OR_RETURN(std::vector<TargetAttr> attrs, ReadAttrs(quoted));
@@ -685,7 +703,8 @@ Status PostgresSink::ApplyPolicy(const TableSchema& t, std::vector<std::string>*
     DBS_RETURN_IF_ERROR(
         pg::Command(conn(), "CREATE SCHEMA IF NOT EXISTS " + pg::QuoteIdent(placement->shadow),
                     "creating the shadow schema of " + display));
-    return CreateTable(t, placement->shadow, *deferred_key, warnings);
+    DBS_RETURN_IF_ERROR(CreateTable(t, placement->shadow, *deferred_key, warnings));
+    return SetShadowAutovacuum(t, placement->shadow, false);
   };
   switch (options_.schema_policy) {
     case SchemaPolicy::kFailIfExists:
@@ -733,6 +752,7 @@ Status PostgresSink::ApplyPolicy(const TableSchema& t, std::vector<std::string>*
                         "CREATE TABLE " + pg::QualifiedName(placement->shadow, t.name) + " (LIKE " +
                             quoted + " INCLUDING DEFAULTS INCLUDING GENERATED)",
                         "creating the shadow copy of " + display));
+        DBS_RETURN_IF_ERROR(SetShadowAutovacuum(t, placement->shadow, false));
       }
       break;
     case WriteMode::kFailIfNotEmpty:
@@ -1371,6 +1391,7 @@ Status PostgresSink::FinishStream(const std::vector<TableSchema>& tables) {
         for (const std::string& sql : stmts) {
           DBS_RETURN_IF_ERROR(pg::Command(conn(), sql, "finishing " + display));
         }
+        if (!row->shadow.empty()) DBS_RETURN_IF_ERROR(SetShadowAutovacuum(t, row->shadow, true));
       }
       return SetPhase(display, kPhaseIndexed);
     });
