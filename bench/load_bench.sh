@@ -35,10 +35,25 @@ fresh() {
   if [ "$1" = my ]; then "${M[@]}" -e "DROP DATABASE IF EXISTS $2; CREATE DATABASE $2 CHARACTER SET utf8mb4"
   else psql -q "$PGBASE/postgres" -c "DROP DATABASE IF EXISTS $2 WITH (FORCE)" -c "CREATE DATABASE $2"; fi
 }
+# The targets of the methods measured so far (ENGINE:DB), dropped before the next method: a
+# loaded table left behind keeps its server busy for minutes at a low CPU rate (PostgreSQL's
+# autovacuum, InnoDB's purge and flushing), below what settle notices but not below what the
+# next method feels.
+done_targets=()
+drop_done_targets() {
+  local t
+  for t in ${done_targets[@]+"${done_targets[@]}"}; do
+    if [ "${t%%:*}" = my ]; then "${M[@]}" -e "DROP DATABASE IF EXISTS ${t#*:}"
+    else psql -q "$PGBASE/postgres" -c "DROP DATABASE IF EXISTS ${t#*:} WITH (FORCE)"; fi
+  done
+  done_targets=()
+}
 # run NAME ENGINE:DB TABLE COMMAND...: times a method (wall, CPU, peak RSS of its whole process
 # tree), checks the row count, records a line.
 run() {
   local name=$1 engine=${2%%:*} db=${2#*:} table=$3; shift 3
+  drop_done_targets
+  done_targets+=("$engine:$db")
   fresh "$engine" "$db"
   # Every method starts from the same server state: the previous method's dirty pages and WAL
   # are written out first, not during the next method's timing.
