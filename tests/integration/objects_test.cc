@@ -187,6 +187,14 @@ TEST_F(ObjectsTest, PostgresToPostgresMigratesEveryObjectWithItsValues) {
       "SELECT string_agg(p || '=' || n, ',' ORDER BY p) FROM (SELECT tableoid::regclass::text p, "
       "count(*) n FROM payment GROUP BY tableoid) x";
   EXPECT_EQ(PgOne(db, parts), PgOne("obj_pg", parts));
+  // Autovacuum, off on the partitions while the load filled them, is back on.
+  EXPECT_EQ(PgOne(db,
+                  "SELECT count(*) FILTER (WHERE c.reloptions IS NULL) || '/' || count(*) FROM "
+                  "pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+                  "WHERE i.inhparent = 'payment'::regclass"),
+            PgOne(db,
+                  "SELECT count(*) || '/' || count(*) FROM pg_inherits "
+                  "WHERE inhparent = 'payment'::regclass"));
   // Inheritance: the parent's SELECT returns the child's rows again.
   EXPECT_EQ(PgOne(db, "SELECT count(*) FROM city"), "3");
   EXPECT_EQ(PgOne(db, "SELECT count(*) FROM ONLY city"), "2");

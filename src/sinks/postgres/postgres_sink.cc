@@ -254,7 +254,9 @@ class PostgresSink : public Sink {
   // back on (the server's defaults) before it is swapped in. Without this, the server starts a
   // vacuum of the half-loaded copy (insert thresholds), and the primary key built after the
   // load waits for it to be cancelled (deadlock_timeout, 1 s by default).
-  Status SetShadowAutovacuum(const TableSchema& t, const std::string& shadow, bool on);
+  // copy_in: the copy of a table refilled at the swap (Placement::copy_in).
+  Status SetShadowAutovacuum(const TableSchema& t, const std::string& shadow, bool on,
+                             bool copy_in);
   Status CreateTable(const TableSchema& t, const std::string& in_schema, bool defer_key,
                      std::vector<std::string>* warnings);
   // Foreign key statement of t (in schema in_schema) referencing its table in ref_in_schema.
@@ -595,17 +597,29 @@ Status PostgresSink::CreateTable(const TableSchema& t, const std::string& in_sch
   return Status::Ok();
 }
 
-Status PostgresSink::SetShadowAutovacuum(const TableSchema& t, const std::string& shadow, bool on) {
-  // A partitioned table takes no storage parameters (its partitions keep the defaults).
-  if (!t.partition_by.empty()) return Status::Ok();
-  const std::string quoted = pg::QualifiedName(shadow, t.name);
-  return pg::Command(conn(),
-                     "ALTER TABLE " + quoted +
-                         (on ? " RESET (autovacuum_enabled, toast.autovacuum_enabled)"
-                             : " SET (autovacuum_enabled = false, toast.autovacuum_enabled = "
-                               "false)"),
-                     (on ? "turning autovacuum back on for " : "turning autovacuum off for ") +
-                         shadow + "." + t.name);
+Status PostgresSink::SetShadowAutovacuum(const TableSchema& t, const std::string& shadow, bool on,
+                                         bool copy_in) {
+  // A partitioned copy (TableSql: same engine only; a copy_in one is made by CREATE TABLE ...
+  // LIKE, never partitioned) takes no storage parameters: its leaf partitions, which hold the
+  // rows, take them.
+  std::vector<std::string> names;
+  if (!copy_in && source_dialect() == Dialect::kPostgres && !t.partition_by.empty()) {
+    for (const Partition& p : t.partitions) {
+      if (p.partition_by.empty()) names.push_back(p.name);
+    }
+  } else {
+    names.push_back(t.name);
+  }
+  for (const std::string& name : names) {
+    DBS_RETURN_IF_ERROR(pg::Command(
+        conn(),
+        "ALTER TABLE " + pg::QualifiedName(shadow, name) +
+            (on ? " RESET (autovacuum_enabled, toast.autovacuum_enabled)"
+                : " SET (autovacuum_enabled = false, toast.autovacuum_enabled = false)"),
+        (on ? "turning autovacuum back on for " : "turning autovacuum off for ") + shadow + "." +
+            name));
+  }
+  return Status::Ok();
 }
 
 Status PostgresSink::Validate(const TableSchema& t, const std::string& quoted) {
@@ -704,7 +718,7 @@ Status PostgresSink::ApplyPolicy(const TableSchema& t, std::vector<std::string>*
         pg::Command(conn(), "CREATE SCHEMA IF NOT EXISTS " + pg::QuoteIdent(placement->shadow),
                     "creating the shadow schema of " + display));
     DBS_RETURN_IF_ERROR(CreateTable(t, placement->shadow, *deferred_key, warnings));
-    return SetShadowAutovacuum(t, placement->shadow, false);
+    return SetShadowAutovacuum(t, placement->shadow, false, /*copy_in=*/false);
   };
   switch (options_.schema_policy) {
     case SchemaPolicy::kFailIfExists:
@@ -752,7 +766,7 @@ Status PostgresSink::ApplyPolicy(const TableSchema& t, std::vector<std::string>*
                         "CREATE TABLE " + pg::QualifiedName(placement->shadow, t.name) + " (LIKE " +
                             quoted + " INCLUDING DEFAULTS INCLUDING GENERATED)",
                         "creating the shadow copy of " + display));
-        DBS_RETURN_IF_ERROR(SetShadowAutovacuum(t, placement->shadow, false));
+        DBS_RETURN_IF_ERROR(SetShadowAutovacuum(t, placement->shadow, false, /*copy_in=*/true));
       }
       break;
     case WriteMode::kFailIfNotEmpty:
@@ -1391,7 +1405,9 @@ Status PostgresSink::FinishStream(const std::vector<TableSchema>& tables) {
         for (const std::string& sql : stmts) {
           DBS_RETURN_IF_ERROR(pg::Command(conn(), sql, "finishing " + display));
         }
-        if (!row->shadow.empty()) DBS_RETURN_IF_ERROR(SetShadowAutovacuum(t, row->shadow, true));
+        if (!row->shadow.empty()) {
+          DBS_RETURN_IF_ERROR(SetShadowAutovacuum(t, row->shadow, true, /*copy_in=*/false));
+        }
       }
       return SetPhase(display, kPhaseIndexed);
     });
