@@ -248,8 +248,6 @@ class PostgresSink : public Sink {
   // shadows: tables created or refilled by this run go into shadow copies (*placement).
   Status ApplyPolicy(const TableSchema& t, std::vector<std::string>* warnings, bool* deferred_key,
                      bool shadows, Placement* placement);
-  // Creates t in `in_schema` (its target schema or a shadow schema); enum types go into the
-  // target schema.
   // Autovacuum off (`on` false) for t's shadow copy in schema `shadow` while the load fills it,
   // back on (the server's defaults) before it is swapped in. Without this, the server starts a
   // vacuum of the half-loaded copy (insert thresholds), and the primary key built after the
@@ -257,6 +255,8 @@ class PostgresSink : public Sink {
   // copy_in: the copy of a table refilled at the swap (Placement::copy_in).
   Status SetShadowAutovacuum(const TableSchema& t, const std::string& shadow, bool on,
                              bool copy_in);
+  // Creates t in `in_schema` (its target schema or a shadow schema); enum types go into the
+  // target schema.
   Status CreateTable(const TableSchema& t, const std::string& in_schema, bool defer_key,
                      std::vector<std::string>* warnings);
   // Foreign key statement of t (in schema in_schema) referencing its table in ref_in_schema.
