@@ -274,6 +274,13 @@ Status MysqlConnection::LastError(std::string_view context) {
   return MysqlError(code, mysql_sqlstate(m), mysql_error(m), context);
 }
 
+Status MysqlConnection::StmtError(MYSQL_STMT* stmt, std::string_view context) {
+  const unsigned code = mysql_stmt_errno(stmt);
+  if (code == 0) return LastError(context);
+  if (BreaksConnection(code)) broken_ = true;
+  return MysqlError(code, mysql_stmt_sqlstate(stmt), mysql_stmt_error(stmt), context);
+}
+
 Status MysqlConnection::Exec(std::string_view sql, std::string_view context) {
   MYSQL* m = mysql_.get();
   if (mysql_real_query(m, sql.data(), static_cast<unsigned long>(sql.size())) != 0) {

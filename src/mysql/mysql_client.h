@@ -102,6 +102,8 @@ class MysqlConnection {
   // The Status for the connection's last error, classified (marks the connection broken when
   // the error lost it).
   Status LastError(std::string_view context);
+  // The same for the last error of prepared statement `stmt` (of this connection).
+  Status StmtError(MYSQL_STMT* stmt, std::string_view context);
 
   // A quoted string literal for this connection ('...' with mysql_real_escape_string).
   std::string Literal(std::string_view text);
