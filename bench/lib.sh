@@ -16,7 +16,7 @@ start_servers() {
   for _ in $(seq 1 120); do [ -s "$work/env" ] && break; sleep 0.5; done
   set -a; . "$work/env"; set +a
   M=(mariadb -h 127.0.0.1 -P "$MYSQL_PORT" -u root "-p$MYSQL_PASSWORD" --default-character-set=utf8mb4)
-  PGBASE="postgres://postgres:$PGPASSWORD@127.0.0.1:$PGPORT"
+  PGBASE="postgres://postgres:${PGPASSWORD:-}@127.0.0.1:${PGPORT:-}"  # set with --postgres
 }
 
 # generate_tables: bench.t with ROWS rows (16 columns) in MariaDB and PostgreSQL; BYTES is the

@@ -6,7 +6,7 @@
 //    bounds-checked, and bad or truncated bytes give a Corruption status naming what was
 //    being read, never a crash, an out-of-bounds read or an unbounded allocation.
 //  - Row values are decoded into ColumnVectors of the table's logical types exactly as the
-//    snapshot reader (mysql_text_decode.h) produces them from the text protocol, so a snapshot
+//    snapshot reader produces them (mysql_source.h, mysql_text_decode.h), so a snapshot
 //    read and a binlog read of the same row are value-identical: NEWDECIMAL as its exact text
 //    with `scale` fraction digits, TIMESTAMP in UTC, zero dates kept (core/temporal.h), ENUM as
 //    its label, SET as labels joined with ',', BIT as in DecodeCell, GEOMETRY as SRID + WKB,

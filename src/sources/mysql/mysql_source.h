@@ -15,14 +15,18 @@
 //    consistent snapshot and logs a warning: parallel chunks are then read one after another,
 //    and the recorded position is only approximate (MariaDB: exact file:offset from
 //    binlog_snapshot_file/position).
-//  - Readers stream with mysql_use_result and decode the text protocol straight into the
-//    bundle's columns; memory is one bundle plus one row, whatever the table size.
+//  - Readers run their SELECT as a server-side prepared statement and stream its rows in the
+//    binary protocol (no mysql_stmt_store_result): integers, doubles and temporal values arrive
+//    as binary, decimals, text, bytes, BIT, JSON, UUID/INET and geometry as bytes (decoded by
+//    the text-cell rules of mysql_text_decode.h). The server then formats no numbers or dates:
+//    a read costs it about half the CPU of the text protocol (bench/mysql_protocol_bench.sh).
+//    Memory is one bundle plus one row (its longest values' buffers), whatever the table size.
 //
-// Exact values: every column's text form is exact except FLOAT, which MySQL prints with at
-// most 6 significant digits (a FLOAT holding 16777215 reads back as "16777200"). FLOAT columns
+// Exact values: every column's value is exact except FLOAT, which the server hands out as a
+// float (and, in the text protocol, prints with at most 6 significant digits). FLOAT columns
 // are therefore selected as `col * 1e0`: the product is computed in double precision (float ->
-// double is exact, times 1 is exact, -0 stays -0) and a double is printed as the shortest text
-// that reads back as the same double; that double narrowed to float is the stored value.
+// double is exact, times 1 is exact, -0 stays -0); that double narrowed to float is the stored
+// value.
 // Geometry is selected raw: MySQL's internal value is a little-endian u32 SRID followed by
 // WKB, which is exactly the kGeometry encoding (and avoids ST_AsWKB's axis-order swap for
 // geographic SRIDs on MySQL 8). BIT arrives as big-endian bytes, TIMESTAMP in UTC (the session
