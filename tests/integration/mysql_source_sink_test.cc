@@ -587,6 +587,45 @@ TEST_F(MysqlSourceSinkTest, InsertFallbackWhenLocalInfileIsOff) {
   ExpectSameRows("zoo_src2", "zoo_ins", "zoo");
 }
 
+// The source reads with prepared statements (binary protocol); a server that forbids them
+// (max_prepared_stmt_count = 0) is read with the text protocol, with the same values.
+TEST_F(MysqlSourceSinkTest, TextProtocolWhenTheServerPreparesNoStatements) {
+  ForgetStreams({"zoo-text"});
+  Exec(
+      "DROP DATABASE IF EXISTS zoo_src3; DROP DATABASE IF EXISTS zoo_txt; CREATE DATABASE "
+      "zoo_src3");
+  Exec(kZooTable, "zoo_src3");
+  Exec(std::string("SET time_zone = '+00:00'; SET sql_mode = ''; INSERT INTO zoo (") + kZooColumns +
+           ") VALUES " + kZooRows,
+       "zoo_src3");
+  ASSERT_OK_AND_ASSIGN(auto source, MysqlSource::Open(Config("zoo_src3")));
+  ASSERT_OK_AND_ASSIGN(TableSchema t, source->Describe({"", "zoo"}));
+  const std::string before = Scalar("SELECT @@GLOBAL.max_prepared_stmt_count");
+  Exec("SET GLOBAL max_prepared_stmt_count = 0");
+  std::vector<Bundle> bundles;
+  {
+    auto snap = source->BeginSnapshot(1);
+    ReadSpec spec;
+    spec.table = t;
+    auto read = snap.ok() ? ReadAll(snap->get(), spec, 2) : snap.status();
+    Exec("SET GLOBAL max_prepared_stmt_count = " + before);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    bundles = std::move(read).value();
+  }
+  size_t rows = 0;
+  for (const Bundle& b : bundles) rows += b.rows();
+  EXPECT_EQ(rows, 7u);
+  SinkOptions so;
+  so.source_engine = Engine::kMysql;
+  so.stream = "zoo-text";
+  so.target_schema = "zoo_txt";
+  ASSERT_OK_AND_ASSIGN(auto sink, MysqlSink::Open(Config(""), so));
+  ASSERT_OK(sink->PrepareTable(t).status());
+  ASSERT_OK_AND_ASSIGN(size_t written, WriteAll(sink.get(), t, bundles, "zoo"));
+  EXPECT_EQ(written, bundles.size());
+  ExpectSameRows("zoo_src3", "zoo_txt", "zoo");
+}
+
 TEST_F(MysqlSourceSinkTest, SchemaPoliciesAndWriteModes) {
   ForgetStreams({"pol-a", "pol-b", "pol-c"});
   Exec(

@@ -1,9 +1,11 @@
 #include "sources/mysql/mysql_source.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -27,6 +29,9 @@ using mysql::TextRow;
 namespace {
 
 constexpr const char* kLog = "mysql";
+// ER_MAX_PREPARED_STMT_COUNT_REACHED and ER_UNSUPPORTED_PS.
+constexpr unsigned kMaxPreparedStatements = 1461;
+constexpr unsigned kUnsupportedPrepared = 1295;
 
 const std::string& Str(const TextRow& row, size_t i) {
   static const std::string kEmpty;
@@ -121,7 +126,9 @@ class MysqlRowReader : public RowReader {
   // Prepares and runs `sql` as a server-side prepared statement: the rows come in the binary
   // protocol (integers, doubles and temporal values as binary, the rest as bytes), which costs
   // the server about half the CPU of the text protocol (no number or date formatting; see
-  // docs/benchmarks.md), and are streamed (no mysql_stmt_store_result).
+  // docs/benchmarks.md), and are streamed (no mysql_stmt_store_result). A server that will not
+  // prepare it (max_prepared_stmt_count reached or 0, no prepared statements behind a proxy)
+  // gets the same SELECT on the text protocol, decoded by the same text-cell rules.
   Status Start(const std::string& sql);
 
   Result<bool> Next(Bundle* out, size_t max_rows, size_t max_bytes) override;
@@ -145,6 +152,8 @@ class MysqlRowReader : public RowReader {
   std::vector<std::string> key_names_;
   size_t fixed_bytes_ = 0;
   MYSQL_STMT* stmt_ = nullptr;
+  // Set instead of stmt_ when the server would not prepare the statement (text protocol).
+  mysql::ResultHandle text_result_;
   std::vector<ResultSlot> slots_;
   std::vector<MYSQL_BIND> binds_;
   bool rebind_ = false;   // a bytes buffer grew: bind the results again before the next fetch
@@ -166,6 +175,9 @@ class MysqlSnapshot : public Snapshot {
 
   const SourcePosition& position() const override { return position_; }
   Result<std::unique_ptr<RowReader>> OpenReader(const ReadSpec& spec) override;
+
+  // True once per snapshot: the first reader that falls back to the text protocol says so.
+  bool FirstTextFallback() { return !text_fallback_warned_.exchange(true); }
 
   // Gives a reader's connection back (or drops it when an error broke it).
   void Release(MysqlConnection* conn) {
@@ -200,12 +212,14 @@ class MysqlSnapshot : public Snapshot {
   std::condition_variable cv_;
   std::vector<MysqlConnection*> free_;
   size_t live_ = 0;
+  std::atomic<bool> text_fallback_warned_{false};
 };
 
 MysqlRowReader::~MysqlRowReader() {
   // Closing a statement with unread rows reads them off the connection first, so it is usable
   // again for the next reader of the snapshot.
   if (stmt_ != nullptr) mysql_stmt_close(stmt_);
+  text_result_.reset();  // drains unread rows too
   owner_->Release(conn_);
 }
 
@@ -300,7 +314,27 @@ Status MysqlRowReader::Start(const std::string& sql) {
   stmt_ = mysql_stmt_init(conn_->handle());
   if (stmt_ == nullptr) return Status::ResourceExhausted(ctx + ": out of memory for a statement");
   if (mysql_stmt_prepare(stmt_, sql.data(), static_cast<unsigned long>(sql.size())) != 0) {
-    return conn_->StmtError(stmt_, ctx);
+    const unsigned code = mysql_stmt_errno(stmt_);
+    // max_prepared_stmt_count reached (0 on servers that forbid prepared statements), or a
+    // proxy or server without them: the text protocol reads the same values, at a higher
+    // cost to the server.
+    if (code != kMaxPreparedStatements && code != kUnsupportedPrepared) {
+      return conn_->StmtError(stmt_, ctx);
+    }
+    if (owner_->FirstTextFallback()) {
+      Log(LogLevel::kWarn, kLog,
+          ctx + ": the server does not prepare statements (" + mysql_stmt_error(stmt_) +
+              "); reading with the text protocol, which costs the server more CPU");
+    }
+    mysql_stmt_close(stmt_);
+    stmt_ = nullptr;
+    DBS_ASSIGN_OR_RETURN(text_result_, conn_->StreamQuery(sql, ctx));
+    const size_t fields = mysql_num_fields(text_result_.get());
+    if (fields != decoders_.size() + checked_.size() + key_names_.size()) {
+      return Status::Internal(ctx + ": the query returns " + std::to_string(fields) + " columns");
+    }
+    slots_.resize(fields);  // every slot kBytes: the text of each cell
+    return Status::Ok();
   }
   MYSQL_RES* meta = mysql_stmt_result_metadata(stmt_);
   if (meta == nullptr) return Status::Internal(ctx + ": the query returns no rows");
@@ -351,6 +385,22 @@ Status MysqlRowReader::Start(const std::string& sql) {
 }
 
 Result<bool> MysqlRowReader::FetchRow() {
+  if (text_result_) {
+    MYSQL_ROW row = mysql_fetch_row(text_result_.get());
+    if (row == nullptr) {
+      if (mysql_errno(conn_->handle()) != 0) return conn_->LastError("reading " + what_);
+      return false;
+    }
+    const unsigned long* lengths = mysql_fetch_lengths(text_result_.get());
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      ResultSlot& slot = slots_[i];
+      slot.is_null = row[i] == nullptr;
+      slot.length = slot.is_null ? 0 : lengths[i];
+      if (slot.bytes.size() < slot.length) slot.bytes.resize(slot.length);
+      if (slot.length > 0) std::memcpy(slot.bytes.data(), row[i], slot.length);
+    }
+    return true;
+  }
   if (rebind_) {
     if (mysql_stmt_bind_result(stmt_, binds_.data()) != 0) {
       return conn_->StmtError(stmt_, "reading " + what_);

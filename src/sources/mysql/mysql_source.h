@@ -20,6 +20,8 @@
 //    as binary, decimals, text, bytes, BIT, JSON, UUID/INET and geometry as bytes (decoded by
 //    the text-cell rules of mysql_text_decode.h). The server then formats no numbers or dates:
 //    a read costs it about half the CPU of the text protocol (bench/mysql_protocol_bench.sh).
+//    A server that will not prepare statements (max_prepared_stmt_count reached or 0, a proxy
+//    without them) is read with the text protocol instead, with one warning per snapshot.
 //    Memory is one bundle plus one row (its longest values' buffers), whatever the table size.
 //
 // Exact values: every column's value is exact except FLOAT, which the server hands out as a
