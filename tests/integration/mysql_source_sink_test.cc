@@ -105,6 +105,9 @@ class MysqlSourceSinkTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.ToString() << "\nSQL: " << sql.substr(0, 400);
   }
 
+  // A fresh database `src` holding the zoo table and its rows; database `dst` dropped.
+  void MakeZoo(const std::string& src, const std::string& dst);
+
   // Removes what earlier runs of these streams recorded on the (possibly reused) server.
   void ForgetStreams(const std::vector<std::string>& streams) {
     for (const std::string& st : streams) {
@@ -224,6 +227,15 @@ constexpr const char* kZooRows = R"(
  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'd,e', '', NULL, NULL, NULL,
  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
 )";
+
+void MysqlSourceSinkTest::MakeZoo(const std::string& src, const std::string& dst) {
+  Exec("DROP DATABASE IF EXISTS " + src + "; DROP DATABASE IF EXISTS " + dst +
+       "; CREATE DATABASE " + src);
+  Exec(kZooTable, src);
+  Exec(std::string("SET time_zone = '+00:00'; SET sql_mode = ''; INSERT INTO zoo (") + kZooColumns +
+           ") VALUES " + kZooRows,
+       src);
+}
 
 TEST_F(MysqlSourceSinkTest, TypeZooCopiesExactly) {
   ForgetStreams({"zoo"});
@@ -558,13 +570,7 @@ TEST_F(MysqlSourceSinkTest, UpsertUpdatesByPrimaryKey) {
 
 TEST_F(MysqlSourceSinkTest, InsertFallbackWhenLocalInfileIsOff) {
   ForgetStreams({"zoo-insert"});
-  Exec(
-      "DROP DATABASE IF EXISTS zoo_src2; DROP DATABASE IF EXISTS zoo_ins; CREATE DATABASE "
-      "zoo_src2");
-  Exec(kZooTable, "zoo_src2");
-  Exec(std::string("SET time_zone = '+00:00'; SET sql_mode = ''; INSERT INTO zoo (") + kZooColumns +
-           ") VALUES " + kZooRows,
-       "zoo_src2");
+  MakeZoo("zoo_src2", "zoo_ins");
   ASSERT_OK_AND_ASSIGN(auto source, MysqlSource::Open(Config("zoo_src2")));
   ASSERT_OK_AND_ASSIGN(TableSchema t, source->Describe({"", "zoo"}));
   ASSERT_OK_AND_ASSIGN(auto snap, source->BeginSnapshot(1));
@@ -591,13 +597,7 @@ TEST_F(MysqlSourceSinkTest, InsertFallbackWhenLocalInfileIsOff) {
 // (max_prepared_stmt_count = 0) is read with the text protocol, with the same values.
 TEST_F(MysqlSourceSinkTest, TextProtocolWhenTheServerPreparesNoStatements) {
   ForgetStreams({"zoo-text"});
-  Exec(
-      "DROP DATABASE IF EXISTS zoo_src3; DROP DATABASE IF EXISTS zoo_txt; CREATE DATABASE "
-      "zoo_src3");
-  Exec(kZooTable, "zoo_src3");
-  Exec(std::string("SET time_zone = '+00:00'; SET sql_mode = ''; INSERT INTO zoo (") + kZooColumns +
-           ") VALUES " + kZooRows,
-       "zoo_src3");
+  MakeZoo("zoo_src3", "zoo_txt");
   ASSERT_OK_AND_ASSIGN(auto source, MysqlSource::Open(Config("zoo_src3")));
   ASSERT_OK_AND_ASSIGN(TableSchema t, source->Describe({"", "zoo"}));
   const std::string before = Scalar("SELECT @@GLOBAL.max_prepared_stmt_count");
