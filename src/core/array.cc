@@ -133,18 +133,25 @@ Status ReadHeader(ByteReader* r, LogicalType* elem, std::vector<ArrayDim>* dims,
   }
   if (nd > kMaxArrayDims) return Status::Corruption("array: too many dimensions");
   *elem = static_cast<LogicalType>(et);
-  uint64_t n = nd == 0 ? 0 : 1;
+  ArrayDim read[kMaxArrayDims];
+  bool empty = nd == 0;
   for (int i = 0; i < nd; ++i) {
-    ArrayDim d;
+    ArrayDim& d = read[i];
     if (!r->Read(&d.length) || !r->Read(&d.lower_bound)) {
       return Status::Corruption("array: truncated dimensions");
     }
     if (d.length < 0) return Status::Corruption("array: negative dimension");
-    n *= static_cast<uint64_t>(d.length);
-    // Each element needs at least its flag byte: bounds the count by the input size.
-    if (n > r->remaining()) return Status::Corruption("array: more elements than bytes");
-    if (dims) dims->push_back(d);
+    empty = empty || d.length == 0;
   }
+  // A zero-length dimension anywhere makes the array empty, whatever the others say.
+  uint64_t n = empty ? 0 : 1;
+  for (int i = 0; i < nd && !empty; ++i) {
+    n *= static_cast<uint64_t>(read[i].length);
+    // Each element needs at least its flag byte: bounds the count (and each product on the
+    // way) by the input size.
+    if (n > r->remaining()) return Status::Corruption("array: more elements than bytes");
+  }
+  if (dims) dims->insert(dims->end(), read, read + nd);
   *count = n;
   return Status::Ok();
 }

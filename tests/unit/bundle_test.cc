@@ -307,6 +307,20 @@ TEST(Arrays, RoundTripAndValidation) {
   EXPECT_FALSE(ValidateArray(broken).ok());
 }
 
+// A zero-length dimension after a longer one: no elements, and valid (the element count is
+// bounded by the input size only once every dimension is known).
+TEST(Arrays, ZeroLengthInnerDimensionIsEmpty) {
+  ArrayValue a;
+  a.element_type = LogicalType::kBool;
+  a.dims = {{9, 0}, {0, 16777216}};
+  auto enc = EncodeArray(a);
+  ASSERT_TRUE(enc.ok()) << enc.status().ToString();
+  EXPECT_TRUE(ValidateArray(*enc).ok()) << ValidateArray(*enc).ToString();
+  auto dec = DecodeArray(*enc);
+  ASSERT_TRUE(dec.ok()) << dec.status().ToString();
+  EXPECT_EQ(*dec, a);
+}
+
 TEST(Values, BitsUuidsAndText) {
   bool ok;
   EXPECT_EQ(DecodeBits(EncodeBits("101100111"), &ok), "101100111");

@@ -115,6 +115,21 @@ TEST(PgCodec, LayoutsArePostgres) {
   EXPECT_EQ(text, "18446744073709551615");
 }
 
+// Found by fuzz_pg_decode: a PostgreSQL array of two dimensions, 9 and 0, decodes to an empty
+// array that ValidateArray accepts.
+TEST(PgCodec, ArrayWithAZeroLengthInnerDimension) {
+  const std::string b(
+      "\x00\x00\x00\x02\x00\x09\xff\xff\xff\xff\x07\x00\x00\x00\x00\x09"
+      "\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00",
+      28);
+  pg::FieldPlan plan{L::kArray, pg::Wire::kArray, L::kBool, pg::Wire::kBool};
+  ColumnVector col(plan.type, plan.element_type);
+  pg::DecodeScratch scratch;
+  ASSERT_TRUE(pg::DecodeField(plan, b, &col, &scratch).ok());
+  ASSERT_EQ(col.size(), 1u);
+  EXPECT_TRUE(ValidateArray(col.GetBytes(0)).ok()) << ValidateArray(col.GetBytes(0)).ToString();
+}
+
 TEST(PgCodec, ArraysRoundTripWithNullsAndBounds) {
   ArrayValue a;
   a.element_type = L::kInt32;
