@@ -11,9 +11,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "bus/jetstream.h"
 #include "support/subprocess.h"
@@ -986,8 +989,48 @@ Status S3Server::CreateBucket(const std::string& name) {
 
 Status S3Server::Stop() { return process_->Stop(kStopGrace); }
 
+namespace {
+
+// s3rver keeps an object as files beside each other: "<key>._S3rver_object", its ".md5" and
+// "<key>._S3rver_metadata.json", written one after the other. A server killed between or inside
+// those writes leaves an object whose metadata does not parse; s3rver then fails every listing
+// of its folder with InternalError, for good. On S3 a PUT is atomic: an object whose PUT was
+// cut off does not exist. This removes such leftovers (and md5 files that are not 32 hex
+// digits, which s3rver recomputes), so the restarted server behaves like S3.
+void RemoveTornObjects(const std::string& data_dir) {
+  namespace fs = std::filesystem;
+  const std::string meta = "._S3rver_metadata.json";
+  const std::string object = "._S3rver_object";
+  std::vector<fs::path> torn_meta, bad_md5;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(data_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    const std::string name = it->path().filename().string();
+    std::ifstream in(it->path(), std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (name.size() > meta.size() &&
+        name.compare(name.size() - meta.size(), meta.size(), meta) == 0) {
+      if (!nlohmann::json::accept(text)) torn_meta.push_back(it->path());
+    } else if (name.size() > object.size() + 4 &&
+               name.compare(name.size() - object.size() - 4, object.size() + 4, object + ".md5") ==
+                   0) {
+      if (text.size() != 32) bad_md5.push_back(it->path());
+    }
+  }
+  for (const fs::path& m : torn_meta) {
+    const std::string base = m.string().substr(0, m.string().size() - meta.size());
+    fs::remove(m, ec);
+    fs::remove(base + object, ec);
+    fs::remove(base + object + ".md5", ec);
+  }
+  for (const fs::path& m : bad_md5) fs::remove(m, ec);
+}
+
+}  // namespace
+
 Status S3Server::Restart() {
   DBS_RETURN_IF_ERROR(Stop());
+  RemoveTornObjects(dir_ + "/data");
   DBS_RETURN_IF_ERROR(Spawn());
   return WaitReady(options_.startup_timeout);
 }

@@ -275,9 +275,11 @@ class S3Server {
   // Creates a bucket (a signed PUT /name). OK when it exists already.
   Status CreateBucket(const std::string& name);
 
-  Status Stop();     // SIGTERM, keeps the data
-  Status Restart();  // same port and data
-  void Kill();       // SIGKILL
+  Status Stop();  // SIGTERM, keeps the data
+  // Same port and data. Objects whose writes a Kill() cut off are removed first (s3rver keeps
+  // an object in several files; on S3 a PUT is atomic), see RemoveTornObjects.
+  Status Restart();
+  void Kill();  // SIGKILL
   std::string LogTail() const;
 
  private:
