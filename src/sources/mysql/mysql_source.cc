@@ -274,32 +274,6 @@ size_t FormatTime(const MYSQL_TIME& t, mysql::CellKind kind, char* buf, size_t c
   return n < 0 ? 0 : std::min(static_cast<size_t>(n), cap - 1);
 }
 
-bool FitsSigned(LogicalType t, int64_t v) {
-  switch (t) {
-    case LogicalType::kInt8:
-      return v >= INT8_MIN && v <= INT8_MAX;
-    case LogicalType::kInt16:
-      return v >= INT16_MIN && v <= INT16_MAX;
-    case LogicalType::kInt32:
-      return v >= INT32_MIN && v <= INT32_MAX;
-    default:
-      return true;
-  }
-}
-
-bool FitsUnsigned(LogicalType t, uint64_t v) {
-  switch (t) {
-    case LogicalType::kUInt8:
-      return v <= UINT8_MAX;
-    case LogicalType::kUInt16:
-      return v <= UINT16_MAX;
-    case LogicalType::kUInt32:
-      return v <= UINT32_MAX;
-    default:
-      return true;
-  }
-}
-
 Status OutOfRange(const ResultSlot& slot, const mysql::CellDecoder& d) {
   return Status::InvalidArgument(
       "'" +
@@ -438,12 +412,12 @@ Status MysqlRowReader::DecodeSlot(size_t i, ColumnVector* col) {
         return Status::Ok();
       }
       if (d.kind == mysql::CellKind::kSigned && !slot.is_unsigned) {
-        if (!FitsSigned(d.type, slot.i)) return OutOfRange(slot, d);
+        if (!mysql::FitsSigned(d.type, slot.i)) return OutOfRange(slot, d);
         col->AppendInt(slot.i);
         return Status::Ok();
       }
       if (d.kind == mysql::CellKind::kUnsigned && slot.is_unsigned) {
-        if (!FitsUnsigned(d.type, static_cast<uint64_t>(slot.i))) return OutOfRange(slot, d);
+        if (!mysql::FitsUnsigned(d.type, static_cast<uint64_t>(slot.i))) return OutOfRange(slot, d);
         col->AppendUInt(static_cast<uint64_t>(slot.i));
         return Status::Ok();
       }

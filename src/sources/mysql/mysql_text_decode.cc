@@ -16,6 +16,20 @@ Status Bad(std::string_view text, std::string_view what) {
   return Status::InvalidArgument("'" + shown + "' is not a valid " + std::string(what));
 }
 
+// Shortest round-trip text (MySQL's my_gcvt) -> double, exactly (std::from_chars rounds
+// correctly). Accepts the forms MySQL prints: "-1.5", "1e23", "1.7976931348623157e308".
+bool ParseDouble(std::string_view text, double* out) {
+  if (text.empty()) return false;
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  // from_chars does not take a leading '+'; MySQL never prints one, but be lenient.
+  if (*begin == '+') ++begin;
+  auto [p, ec] = std::from_chars(begin, end, *out, std::chars_format::general);
+  return ec == std::errc() && p == end;
+}
+
+}  // namespace
+
 bool FitsSigned(LogicalType t, int64_t v) {
   switch (t) {
     case LogicalType::kInt8:
@@ -41,20 +55,6 @@ bool FitsUnsigned(LogicalType t, uint64_t v) {
       return true;
   }
 }
-
-// Shortest round-trip text (MySQL's my_gcvt) -> double, exactly (std::from_chars rounds
-// correctly). Accepts the forms MySQL prints: "-1.5", "1e23", "1.7976931348623157e308".
-bool ParseDouble(std::string_view text, double* out) {
-  if (text.empty()) return false;
-  const char* begin = text.data();
-  const char* end = begin + text.size();
-  // from_chars does not take a leading '+'; MySQL never prints one, but be lenient.
-  if (*begin == '+') ++begin;
-  auto [p, ec] = std::from_chars(begin, end, *out, std::chars_format::general);
-  return ec == std::errc() && p == end;
-}
-
-}  // namespace
 
 bool ParseUInt64(std::string_view text, uint64_t* out) {
   if (text.empty() || text.size() > 20) return false;

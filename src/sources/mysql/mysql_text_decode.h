@@ -50,6 +50,10 @@ Result<CellDecoder> DecoderFor(const Column& column);
 // Appends the cell `text` to *out (whose type is decoder.type).
 Status DecodeCell(const CellDecoder& decoder, std::string_view text, ColumnVector* out);
 
+// Whether v fits integer type t (int8..int32, uint8..uint32; wider types always fit).
+bool FitsSigned(LogicalType t, int64_t v);
+bool FitsUnsigned(LogicalType t, uint64_t v);
+
 // Exposed for tests: strict decimal integer parsing with overflow detection.
 bool ParseInt64(std::string_view text, int64_t* out);
 bool ParseUInt64(std::string_view text, uint64_t* out);
