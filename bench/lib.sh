@@ -78,15 +78,9 @@ settle() {
 }
 # treepeak PID FILE: while PID lives, samples (every 0.1 s) the summed RSS in KB of PID and
 # all its descendants (for dbstreams: the command, its reader and writers and the embedded
-# nats-server) and keeps the peak in FILE. /usr/bin/time's figure is one process's peak.
+# nats-server) and keeps the peak in FILE. /usr/bin/time's figure is one process's peak. The
+# sampler is bench/treepeak.cc: it reads /proc itself, where a loop forking ps and awk cost a
+# fifth of a core that the measured method lost.
 treepeak() {
-  local root=$1 out=$2 peak=0 cur
-  echo 0 > "$out"
-  while kill -0 "$root" 2>/dev/null; do
-    cur=$(ps -e -o pid=,ppid=,rss= | awk -v r="$root" '{p[$1] = $2; m[$1] = $3}
-      END {s = 0; for (k in p) {x = k; n = 0; while (x != r && (x in p) && n++ < 64) x = p[x];
-           if (x == r) s += m[k]}; print s}')
-    if [ "$cur" -gt "$peak" ]; then peak=$cur; echo "$peak" > "$out"; fi
-    sleep 0.1
-  done
+  "$BIN/bench/treepeak" "$1" "$2"
 }
