@@ -10,6 +10,9 @@
 # PostgreSQL. Also reported, not compared: MariaDB -> Parquet on S3 (s3rver from npm, a
 # JavaScript server on the local disk: its speed is not an S3 service's). Results go to stdout
 # and bench/results/files-<date>.txt.
+#
+# Every method runs ROUNDS times (default 3), the rounds one after the other, and reports the
+# run with the median wall time (bench/lib.sh fold_rounds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROWS=${1:-2000000}
@@ -63,39 +66,50 @@ JSON
 }
 DBS=("$BIN/apps/dbstreams" run --quiet)
 
-echo "== MariaDB -> Parquet (local)"
-frun "dbstreams MariaDB -> Parquet" "manifest_rows $work/m2f/t" "${DBS[@]}" \
-  "$(cfg m2f "\"${MYSQL_URL}bench\"" "\"file://$work/m2f?format=parquet\"" '"tables": ["t"]')"
-frun "mariadb --batch --quick > /dev/null" "echo $ROWS" \
-  bash -c "$(printf '%q ' "${M[@]}") --batch --quick --skip-column-names bench -e 'SELECT * FROM t' > /dev/null"
-echo "== PostgreSQL -> Parquet (local)"
-frun "dbstreams PostgreSQL -> Parquet" "manifest_rows $work/p2f/t" "${DBS[@]}" \
-  "$(cfg p2f "\"$PGBASE/bench\"" "\"file://$work/p2f?format=parquet\"" '"tables": ["t"]')"
-frun "COPY (FORMAT binary) > /dev/null" "echo $ROWS" \
-  psql -q "$PGBASE/bench" -c "\\copy t TO '/dev/null' (FORMAT binary)"
+# methods: one round of every method, in the order the ratios below index them.
+methods() {
+  echo "== MariaDB -> Parquet (local)"
+  rm -rf "$work/m2f" "$work/p2f"
+  frun "dbstreams MariaDB -> Parquet" "manifest_rows $work/m2f/t" "${DBS[@]}" \
+    "$(cfg m2f "\"${MYSQL_URL}bench\"" "\"file://$work/m2f?format=parquet\"" '"tables": ["t"]')"
+  frun "mariadb --batch --quick > /dev/null" "echo $ROWS" \
+    bash -c "$(printf '%q ' "${M[@]}") --batch --quick --skip-column-names bench -e 'SELECT * FROM t' > /dev/null"
+  echo "== PostgreSQL -> Parquet (local)"
+  frun "dbstreams PostgreSQL -> Parquet" "manifest_rows $work/p2f/t" "${DBS[@]}" \
+    "$(cfg p2f "\"$PGBASE/bench\"" "\"file://$work/p2f?format=parquet\"" '"tables": ["t"]')"
+  frun "COPY (FORMAT binary) > /dev/null" "echo $ROWS" \
+    psql -q "$PGBASE/bench" -c "\\copy t TO '/dev/null' (FORMAT binary)"
 
-echo "== CSV and Parquet -> PostgreSQL"
-mkdir -p "$work/csv"
-psql -q "$PGBASE/bench" -c "\\copy t TO '$work/csv/t.csv' (FORMAT csv, HEADER true)"
-fresh_pg c1
-frun "dbstreams CSV -> PostgreSQL" "pg_count c1 public.t" "${DBS[@]}" \
-  "$(cfg c2p "\"file://$work/csv\"" "\"$PGBASE/c1\"")"
-fresh_pg c2
-csvcopy() {
-  pg_dump --section=pre-data -t t "$PGBASE/bench" | psql -q "$PGBASE/c2"
-  psql -q "$PGBASE/c2" -c "\\copy t FROM '$work/csv/t.csv' (FORMAT csv, HEADER true)"
+  echo "== CSV and Parquet -> PostgreSQL"
+  mkdir -p "$work/csv"
+  [ -f "$work/csv/t.csv" ] ||
+    psql -q "$PGBASE/bench" -c "\\copy t TO '$work/csv/t.csv' (FORMAT csv, HEADER true)"
+  fresh_pg c1
+  frun "dbstreams CSV -> PostgreSQL" "pg_count c1 public.t" "${DBS[@]}" \
+    "$(cfg c2p "\"file://$work/csv\"" "\"$PGBASE/c1\"")"
+  fresh_pg c2
+  csvcopy() {
+    pg_dump --section=pre-data -t t "$PGBASE/bench" | psql -q "$PGBASE/c2"
+    psql -q "$PGBASE/c2" -c "\\copy t FROM '$work/csv/t.csv' (FORMAT csv, HEADER true)"
+  }
+  frun "psql \\copy of the CSV" "pg_count c2 public.t" \
+    bash -c "$(declare -f csvcopy); PGBASE=$PGBASE work=$work csvcopy"
+  fresh_pg c3
+  frun "dbstreams Parquet -> PostgreSQL" "pg_count c3 public.t" "${DBS[@]}" \
+    "$(cfg f2p "\"file://$work/p2f\"" "\"$PGBASE/c3\"")"
+
+  echo "== MariaDB -> Parquet on S3 (s3rver; reported, not compared)"
+  s3=$(printf '{"url": "s3://%s/m2s3?endpoint=%s&format=parquet", "user": "%s", "password": "%s"}' \
+    "$S3_BUCKET" "$S3_ENDPOINT" "$S3_ACCESS_KEY" "$S3_SECRET_KEY")
+  frun "dbstreams MariaDB -> Parquet on s3rver" "echo $ROWS" "${DBS[@]}" \
+    "$(cfg m2s3 "\"${MYSQL_URL}bench\"" "$s3" '"tables": ["t"], "schemaPolicy": "drop_and_recreate"')"
 }
-frun "psql \\copy of the CSV" "pg_count c2 public.t" \
-  bash -c "$(declare -f csvcopy); PGBASE=$PGBASE work=$work csvcopy"
-fresh_pg c3
-frun "dbstreams Parquet -> PostgreSQL" "pg_count c3 public.t" "${DBS[@]}" \
-  "$(cfg f2p "\"file://$work/p2f\"" "\"$PGBASE/c3\"")"
-
-echo "== MariaDB -> Parquet on S3 (s3rver; reported, not compared)"
-s3=$(printf '{"url": "s3://%s/m2s3?endpoint=%s&format=parquet", "user": "%s", "password": "%s"}' \
-  "$S3_BUCKET" "$S3_ENDPOINT" "$S3_ACCESS_KEY" "$S3_SECRET_KEY")
-frun "dbstreams MariaDB -> Parquet on s3rver" "echo $ROWS" "${DBS[@]}" \
-  "$(cfg m2s3 "\"${MYSQL_URL}bench\"" "$s3" '"tables": ["t"]')"
+ROUNDS=${ROUNDS:-3}
+for ((round = 0; round < ROUNDS; round++)); do
+  echo "== round $((round + 1)) of $ROUNDS"
+  methods
+done
+fold_rounds $((${#results[@]} / ROUNDS))
 
 rate() {
   local name wall cpu rss ok
@@ -109,7 +123,7 @@ ratio() {
   else echo "n/a"; fi
 }
 summary() {
-  echo "== $ROWS rows, $(nproc) cores, $(date -u +%Y-%m-%d)"
+  echo "== $ROWS rows, $(nproc) cores, $(date -u +%Y-%m-%d), each method run $ROUNDS times"
   printf "%-40s %9s %9s %8s %9s %s\n" method seconds rows/s MB/s cpu-s peakRSS-MB
   for r in "${results[@]}"; do
     IFS='|' read -r name wall cpu rss ok <<< "$r"

@@ -4,8 +4,11 @@
 # RSS per method, and ratios against the peers.
 #
 #   bench/load_bench.sh [ROWS]          (default 2000000; the issue's size)
-#   PEERS=0 bench/load_bench.sh 20000000   (dbstreams only, at the defaults: the long run that
-#                                           shows linear time and flat memory; no ratios)
+#   PEERS=0 ROUNDS=1 bench/load_bench.sh 20000000   (dbstreams only, at the defaults, once: the
+#                                           long run that shows linear time and flat memory)
+#
+# Every method runs ROUNDS times (default 3), the rounds one after the other, and reports the
+# run with the median wall time (bench/lib.sh fold_rounds).
 #
 # Starts its own throwaway MariaDB and PostgreSQL (dbstreams-testenv), installs pgloader and
 # pgcopydb from Debian when missing. Results go to stdout and bench/results/load-<date>.txt.
@@ -82,8 +85,10 @@ peer() {
 }
 # checked I FILE: after results[I]'s run, compares its source and target with dbstreams verify
 # (counts and per-column checksums; not timed) and appends the verdict to the result line.
+# In the first round only (I counts from its first method).
 checked() {
   local v
+  [ "$round" = 0 ] || return 0
   [[ "${results[$1]}" == *"|FAILED" || "${results[$1]}" == *"|SKIPPED" ]] && return 0
   if "$BIN/apps/dbstreams" verify "$2" > "$work/verify.out" 2>&1; then v="checksums equal"
   else v="VERIFY FAILED: $(tail -1 "$work/verify.out")"; fi
@@ -101,74 +106,84 @@ JSON
 }
 DBS=("$BIN/apps/dbstreams" run --quiet)
 
-echo "== MariaDB -> PostgreSQL"
-run "dbstreams (defaults)" pg:d1 bench.t "${DBS[@]}" "$(cfg m2p "$MYSQL_URL"bench "$PGBASE/d1")"
-checked 0 "$work/m2p.json"
-peer "dbstreams (dataBundleSize 100)" pg:d2 bench.t "${DBS[@]}" \
-  "$(cfg m2p100 "$MYSQL_URL"bench "$PGBASE/d2" '"dataBundleSize": 100')"
-cat > "$work/pgloader.load" <<LOAD
+# methods: one round of every method, in the order the ratios below index them.
+methods() {
+  echo "== MariaDB -> PostgreSQL"
+  run "dbstreams (defaults)" pg:d1 bench.t "${DBS[@]}" "$(cfg m2p "$MYSQL_URL"bench "$PGBASE/d1")"
+  checked 0 "$work/m2p.json"
+  peer "dbstreams (dataBundleSize 100)" pg:d2 bench.t "${DBS[@]}" \
+    "$(cfg m2p100 "$MYSQL_URL"bench "$PGBASE/d2" '"dataBundleSize": 100')"
+  cat > "$work/pgloader.load" <<LOAD
 LOAD DATABASE FROM mysql://root:$MYSQL_PASSWORD@127.0.0.1:$MYSQL_PORT/bench
      INTO $PGBASE/d3
 WITH prefetch rows = 25000
 ;
 LOAD
-peer "pgloader 3.6.9" pg:d3 bench.t pgloader "$work/pgloader.load"
-pipe_sql="SELECT CONCAT_WS('\t', id, a, IFNULL(b,'\\\\N'), IFNULL(c,'\\\\N'), IFNULL(d,'\\\\N'),
-  IFNULL(e,'\\\\N'), IFNULL(f,'\\\\N'), IFNULL(REPLACE(REPLACE(REPLACE(g,'\\\\','\\\\\\\\'),'\t','\\\\t'),'\n','\\\\n'),'\\\\N'),
-  IFNULL(REPLACE(REPLACE(REPLACE(h,'\\\\','\\\\\\\\'),'\t','\\\\t'),'\n','\\\\n'),'\\\\N'),
-  IFNULL(REPLACE(REPLACE(REPLACE(i,'\\\\','\\\\\\\\'),'\t','\\\\t'),'\n','\\\\n'),'\\\\N'),
-  IFNULL(j,'\\\\N'), IFNULL(k,'\\\\N'), IFNULL(l,'\\\\N'), IFNULL(m,'\\\\N'),
-  IFNULL(REPLACE(REPLACE(REPLACE(n,'\\\\','\\\\\\\\'),'\t','\\\\t'),'\n','\\\\n'),'\\\\N'),
-  IFNULL(o,'\\\\N')) FROM t"
-pipe() {
-  psql -q "$PGBASE/d4" -c "CREATE SCHEMA bench; CREATE TABLE bench.t (id bigint PRIMARY KEY, a int,
-    b int, c smallint, d numeric(12,2), e float8, f float8, g varchar(32), h varchar(80),
-    i varchar(64), j timestamp(6), k date, l smallint, m char(36), n jsonb, o varchar(16))"
-  "${M[@]}" --batch --quick --raw --skip-column-names bench -e "$pipe_sql" |
-    psql -q "$PGBASE/d4" -c "\\copy bench.t FROM STDIN"
-}
-export -f pipe; export pipe_sql PGBASE
-peer "text pipe (mariadb to psql copy)" pg:d4 bench.t bash -c "$(declare -f pipe); M=(${M[*]}); pipe"
+  peer "pgloader 3.6.9" pg:d3 bench.t pgloader "$work/pgloader.load"
+  pipe_sql="SELECT CONCAT_WS('\t', id, a, IFNULL(b,'\\\\N'), IFNULL(c,'\\\\N'), IFNULL(d,'\\\\N'),
+    IFNULL(e,'\\\\N'), IFNULL(f,'\\\\N'), IFNULL(REPLACE(REPLACE(REPLACE(g,'\\\\','\\\\\\\\'),'\t','\\\\t'),'\n','\\\\n'),'\\\\N'),
+    IFNULL(REPLACE(REPLACE(REPLACE(h,'\\\\','\\\\\\\\'),'\t','\\\\t'),'\n','\\\\n'),'\\\\N'),
+    IFNULL(REPLACE(REPLACE(REPLACE(i,'\\\\','\\\\\\\\'),'\t','\\\\t'),'\n','\\\\n'),'\\\\N'),
+    IFNULL(j,'\\\\N'), IFNULL(k,'\\\\N'), IFNULL(l,'\\\\N'), IFNULL(m,'\\\\N'),
+    IFNULL(REPLACE(REPLACE(REPLACE(n,'\\\\','\\\\\\\\'),'\t','\\\\t'),'\n','\\\\n'),'\\\\N'),
+    IFNULL(o,'\\\\N')) FROM t"
+  pipe() {
+    psql -q "$PGBASE/d4" -c "CREATE SCHEMA bench; CREATE TABLE bench.t (id bigint PRIMARY KEY, a int,
+      b int, c smallint, d numeric(12,2), e float8, f float8, g varchar(32), h varchar(80),
+      i varchar(64), j timestamp(6), k date, l smallint, m char(36), n jsonb, o varchar(16))"
+    "${M[@]}" --batch --quick --raw --skip-column-names bench -e "$pipe_sql" |
+      psql -q "$PGBASE/d4" -c "\\copy bench.t FROM STDIN"
+  }
+  export -f pipe; export pipe_sql PGBASE
+  peer "text pipe (mariadb to psql copy)" pg:d4 bench.t bash -c "$(declare -f pipe); M=(${M[*]}); pipe"
 
-echo "== PostgreSQL -> PostgreSQL"
-run "dbstreams (defaults)" pg:d5 public.t "${DBS[@]}" "$(cfg p2p "$PGBASE/bench" "$PGBASE/d5")"
-checked 4 "$work/p2p.json"
-peer "dbstreams (dataBundleSize 100)" pg:d6 public.t "${DBS[@]}" \
-  "$(cfg p2p100 "$PGBASE/bench" "$PGBASE/d6" '"dataBundleSize": 100')"
-peer "pgcopydb 0.10 clone (2 jobs)" pg:d7 public.t pgcopydb clone --source "$PGBASE/bench" \
-  --target "$PGBASE/d7" --table-jobs 2 --index-jobs 2 --dir "$work/pgcopydb" --no-owner \
-  --no-acl --skip-extensions
-binpipe() {
-  pg_dump --section=pre-data -t t "$PGBASE/bench" | psql -q "$PGBASE/d8"
-  psql -q "$PGBASE/bench" -c "\\copy t TO STDOUT (FORMAT binary)" |
-    psql -q "$PGBASE/d8" -c "\\copy t FROM STDIN (FORMAT binary)"
-}
-peer "binary COPY pipe (no index)" pg:d8 public.t bash -c "$(declare -f binpipe); PGBASE=$PGBASE; binpipe"
+  echo "== PostgreSQL -> PostgreSQL"
+  run "dbstreams (defaults)" pg:d5 public.t "${DBS[@]}" "$(cfg p2p "$PGBASE/bench" "$PGBASE/d5")"
+  checked 4 "$work/p2p.json"
+  peer "dbstreams (dataBundleSize 100)" pg:d6 public.t "${DBS[@]}" \
+    "$(cfg p2p100 "$PGBASE/bench" "$PGBASE/d6" '"dataBundleSize": 100')"
+  rm -rf "$work/pgcopydb"  # its work folder: a finished earlier round's makes it stop
+  peer "pgcopydb 0.10 clone (2 jobs)" pg:d7 public.t pgcopydb clone --source "$PGBASE/bench" \
+    --target "$PGBASE/d7" --table-jobs 2 --index-jobs 2 --dir "$work/pgcopydb" --no-owner \
+    --no-acl --skip-extensions
+  binpipe() {
+    pg_dump --section=pre-data -t t "$PGBASE/bench" | psql -q "$PGBASE/d8"
+    psql -q "$PGBASE/bench" -c "\\copy t TO STDOUT (FORMAT binary)" |
+      psql -q "$PGBASE/d8" -c "\\copy t FROM STDIN (FORMAT binary)"
+  }
+  peer "binary COPY pipe (no index)" pg:d8 public.t bash -c "$(declare -f binpipe); PGBASE=$PGBASE; binpipe"
 
-echo "== MariaDB -> MariaDB"
-run "dbstreams (defaults)" my:m1 m1.t "${DBS[@]}" \
-  "$(cfg m2m "$MYSQL_URL"bench "$MYSQL_URL"m1 '"targetSchema": "m1"')"
-checked 8 "$work/m2m.json"
-dumppipe() {
-  mariadb-dump -h 127.0.0.1 -P "$MYSQL_PORT" -u root "-p$MYSQL_PASSWORD" --single-transaction \
-    --quick bench t | mariadb -h 127.0.0.1 -P "$MYSQL_PORT" -u root "-p$MYSQL_PASSWORD" m2
-}
-peer "mariadb-dump into mariadb" my:m2 m2.t bash -c "$(declare -f dumppipe); MYSQL_PORT=$MYSQL_PORT MYSQL_PASSWORD=$MYSQL_PASSWORD dumppipe"
-mydl() {
-  # The whole bench database (it holds only t): mydumper 0.10 skips a table named with -T
-  # alongside -B.
-  rm -rf "$work/mydumper"
-  mydumper -h 127.0.0.1 -P "$MYSQL_PORT" -u root -p "$MYSQL_PASSWORD" -B bench \
-    -t 2 -r 100000 -o "$work/mydumper" &&
-    myloader -h 127.0.0.1 -P "$MYSQL_PORT" -u root -p "$MYSQL_PASSWORD" -B m3 -s bench \
-      -t 2 -o -d "$work/mydumper"
-}
-peer "mydumper, myloader (2 threads)" my:m3 m3.t bash -c "$(declare -f mydl); work=$work MYSQL_PORT=$MYSQL_PORT MYSQL_PASSWORD=$MYSQL_PASSWORD mydl"
+  echo "== MariaDB -> MariaDB"
+  run "dbstreams (defaults)" my:m1 m1.t "${DBS[@]}" \
+    "$(cfg m2m "$MYSQL_URL"bench "$MYSQL_URL"m1 '"targetSchema": "m1"')"
+  checked 8 "$work/m2m.json"
+  dumppipe() {
+    mariadb-dump -h 127.0.0.1 -P "$MYSQL_PORT" -u root "-p$MYSQL_PASSWORD" --single-transaction \
+      --quick bench t | mariadb -h 127.0.0.1 -P "$MYSQL_PORT" -u root "-p$MYSQL_PASSWORD" m2
+  }
+  peer "mariadb-dump into mariadb" my:m2 m2.t bash -c "$(declare -f dumppipe); MYSQL_PORT=$MYSQL_PORT MYSQL_PASSWORD=$MYSQL_PASSWORD dumppipe"
+  mydl() {
+    # The whole bench database (it holds only t): mydumper 0.10 skips a table named with -T
+    # alongside -B.
+    rm -rf "$work/mydumper"
+    mydumper -h 127.0.0.1 -P "$MYSQL_PORT" -u root -p "$MYSQL_PASSWORD" -B bench \
+      -t 2 -r 100000 -o "$work/mydumper" &&
+      myloader -h 127.0.0.1 -P "$MYSQL_PORT" -u root -p "$MYSQL_PASSWORD" -B m3 -s bench \
+        -t 2 -o -d "$work/mydumper"
+  }
+  peer "mydumper, myloader (2 threads)" my:m3 m3.t bash -c "$(declare -f mydl); work=$work MYSQL_PORT=$MYSQL_PORT MYSQL_PASSWORD=$MYSQL_PASSWORD mydl"
 
-echo "== PostgreSQL -> MariaDB"
-run "dbstreams (defaults)" my:m4 m4.t "${DBS[@]}" \
-  "$(cfg p2m "$PGBASE/bench" "$MYSQL_URL"m4 '"targetSchema": "m4"')"
-checked 11 "$work/p2m.json"
+  echo "== PostgreSQL -> MariaDB"
+  run "dbstreams (defaults)" my:m4 m4.t "${DBS[@]}" \
+    "$(cfg p2m "$PGBASE/bench" "$MYSQL_URL"m4 '"targetSchema": "m4"')"
+  checked 11 "$work/p2m.json"
+}
+ROUNDS=${ROUNDS:-3}
+for ((round = 0; round < ROUNDS; round++)); do
+  echo "== round $((round + 1)) of $ROUNDS"
+  methods
+done
+fold_rounds $((${#results[@]} / ROUNDS))
 
 # BUNDLE_SWEEP="65536 262144 1048576 4194304": dbstreams again with each dataBundleBytes, both
 # directions into PostgreSQL (the sweep behind the default; not in the ratios).
@@ -194,7 +209,7 @@ ratio() {
   else echo "n/a"; fi
 }
 summary() {
-  echo "== $ROWS rows, $(nproc) cores, $(date -u +%Y-%m-%d)"
+  echo "== $ROWS rows, $(nproc) cores, $(date -u +%Y-%m-%d), each method run $ROUNDS times"
   printf "%-34s %9s %9s %8s %9s %s\n" method seconds rows/s MB/s cpu-s peakRSS-MB
   for r in "${results[@]}"; do
     IFS='|' read -r name wall cpu rss ok <<< "$r"
