@@ -20,9 +20,13 @@ struct PartStream::Feed {
 
   std::mutex mu;
   std::condition_variable cv;
-  // The bundles being handed over (nullptr: none), and the next row to hand out.
+  // The bundles being handed over (nullptr: none), and the next row to hand out. DuckDB's
+  // string vectors point into them (StringFill::kBorrow), so a batch whose rows are all handed
+  // out (`handed_out`) is released only at the next scan call, once DuckDB has consumed the
+  // chunk holding its last rows.
   const std::vector<const Bundle*>* batch = nullptr;
   size_t bundle = 0, row = 0;
+  bool handed_out = false;
   bool closing = false, aborting = false, finished = false;
   Status error;        // the first conversion error
   Status copy_status;  // the COPY's outcome, once finished
@@ -49,12 +53,19 @@ void FeedBind(duckdb_bind_info info) {
 void FeedInit(duckdb_init_info info) { duckdb_init_set_max_threads(info, 1); }
 
 // Hands DuckDB up to one vector of rows of the current batch; waits for a batch, and ends the
-// scan (an empty chunk) once the stream is closing and nothing is left.
+// scan (an empty chunk) once the stream is closing and nothing is left. A chunk never mixes two
+// batches: the one that takes a batch's last rows is returned at once, and the batch released
+// (Add returns) at the next call.
 void FeedScan(duckdb_function_info info, duckdb_data_chunk out) {
   auto* f = static_cast<Feed*>(duckdb_function_get_extra_info(info));
   const size_t cap = duckdb_vector_size();
   std::unique_lock<std::mutex> lock(f->mu);
-  size_t filled = 0;
+  if (f->handed_out) {  // the chunk returned last is consumed: its batch may go
+    f->handed_out = false;
+    f->batch = nullptr;
+    f->bundle = 0;
+    f->cv.notify_all();
+  }
   while (true) {
     f->cv.wait(lock, [f] { return f->batch != nullptr || f->closing || f->aborting; });
     if (f->aborting) {
@@ -66,11 +77,13 @@ void FeedScan(duckdb_function_info info, duckdb_data_chunk out) {
       duckdb_data_chunk_set_size(out, 0);
       return;
     }
-    while (f->batch != nullptr && filled < cap) {
+    size_t filled = 0;
+    while (filled < cap && !f->handed_out) {
       const Bundle& b = *(*f->batch)[f->bundle];
       const size_t take = std::min(cap - filled, b.rows() - f->row);
       if (take > 0) {
-        Status s = FillChunk(f->table, b, f->row, take, out, filled, f->zero_date);
+        Status s =
+            FillChunk(f->table, b, f->row, take, out, filled, f->zero_date, StringFill::kBorrow);
         if (!s.ok()) {
           f->error = s;
           f->batch = nullptr;
@@ -84,17 +97,19 @@ void FeedScan(duckdb_function_info info, duckdb_data_chunk out) {
       }
       if (f->row == b.rows()) {
         f->row = 0;
-        if (++f->bundle == f->batch->size()) {
-          f->batch = nullptr;  // every row is in DuckDB's vectors: Add() may return
-          f->bundle = 0;
-          f->cv.notify_all();
-        }
+        if (++f->bundle == f->batch->size()) f->handed_out = true;
       }
     }
     if (filled > 0) {
       duckdb_data_chunk_set_size(out, filled);
       return;
     }
+    // A batch of empty bundles: nothing of it is in DuckDB's hands, release it now (an empty
+    // chunk would end the scan).
+    f->handed_out = false;
+    f->batch = nullptr;
+    f->bundle = 0;
+    f->cv.notify_all();
   }
 }
 

@@ -7,9 +7,9 @@
 //    thread of its own, against a DuckDB of its own (one thread, 128 MB, spilling beyond it).
 //    The feed is a table function that hands DuckDB the rows Add() passes in, so memory holds
 //    about one row group of the file (about 6 MiB of rows), whatever its size.
-//  - Add() blocks until every row of the bundles is in DuckDB's own vectors (the bundles may be
-//    freed when it returns). An error (a value the file cannot hold, named by table and column)
-//    fails the part: every later call returns it.
+//  - Add() blocks until DuckDB has consumed every row of the bundles: its string vectors point
+//    into them (no copy) until then. The bundles may be freed when it returns. An error (a value
+//    the file cannot hold, named by table and column) fails the part: every later call returns it.
 //  - Close() ends the COPY and returns the rows written; the file at `path` is then complete
 //    (not synced: the caller syncs and renames it). Destroying an unclosed PartStream aborts
 //    the COPY; the file it leaves at `path` is incomplete, the caller removes it.

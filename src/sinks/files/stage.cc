@@ -1,6 +1,8 @@
 #include "sinks/files/stage.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 
@@ -49,9 +51,29 @@ Result<bool> ZeroDateIsNull(ZeroDatePolicy policy, const std::string& where, con
   return false;
 }
 
+// Points row r of the string vector `dst` at `b` without copying it (DuckDB's string layout:
+// up to 12 bytes inlined and zero-padded, longer ones as a 4-byte prefix and a pointer).
+void BorrowString(duckdb_vector dst, size_t r, std::string_view b) {
+  if (b.size() > std::numeric_limits<uint32_t>::max()) {  // more than a string_t can describe
+    duckdb_vector_assign_string_element_len(dst, r, b.data(), b.size());
+    return;
+  }
+  duckdb_string_t& s = VectorData<duckdb_string_t>(dst)[r];
+  if (b.size() <= sizeof(s.value.inlined.inlined)) {
+    s.value.inlined.length = static_cast<uint32_t>(b.size());
+    std::memset(s.value.inlined.inlined, 0, sizeof(s.value.inlined.inlined));
+    if (!b.empty()) std::memcpy(s.value.inlined.inlined, b.data(), b.size());
+  } else {
+    s.value.pointer.length = static_cast<uint32_t>(b.size());
+    std::memcpy(s.value.pointer.prefix, b.data(), sizeof(s.value.pointer.prefix));
+    s.value.pointer.ptr = const_cast<char*>(b.data());
+  }
+}
+
 // Copies rows [from, from + n) of `src` into rows [at, at + n) of `dst` for column `c`.
 Status FillVector(const TableSchema& t, const Column& c, const ColumnVector& src, size_t from,
-                  size_t n, duckdb_vector dst, size_t at, ZeroDatePolicy zero_date) {
+                  size_t n, duckdb_vector dst, size_t at, ZeroDatePolicy zero_date,
+                  StringFill strings) {
   duckdb_vector_ensure_validity_writable(dst);
   uint64_t* validity = duckdb_vector_get_validity(dst);
   const std::string stage = StageType(c);
@@ -86,7 +108,11 @@ Status FillVector(const TableSchema& t, const Column& c, const ColumnVector& src
       case LogicalType::kSet:
       case LogicalType::kGeometry: {
         const std::string_view b = src.GetBytes(row);
-        duckdb_vector_assign_string_element_len(dst, r, b.data(), b.size());
+        if (strings == StringFill::kBorrow) {
+          BorrowString(dst, r, b);
+        } else {
+          duckdb_vector_assign_string_element_len(dst, r, b.data(), b.size());
+        }
         break;
       }
       case LogicalType::kUuid:
@@ -178,10 +204,10 @@ Status CheckBundle(const TableSchema& table, const Bundle& b) {
 }
 
 Status FillChunk(const TableSchema& table, const Bundle& b, size_t from, size_t n,
-                 duckdb_data_chunk chunk, size_t at, ZeroDatePolicy zero_date) {
+                 duckdb_data_chunk chunk, size_t at, ZeroDatePolicy zero_date, StringFill strings) {
   for (size_t c = 0; c < table.columns.size(); ++c) {
     DBS_RETURN_IF_ERROR(FillVector(table, table.columns[c], b.columns[c], from, n,
-                                   duckdb_data_chunk_get_vector(chunk, c), at, zero_date));
+                                   duckdb_data_chunk_get_vector(chunk, c), at, zero_date, strings));
   }
   return Status::Ok();
 }

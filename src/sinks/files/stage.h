@@ -30,11 +30,19 @@ Status WriteEmptyFile(Duck* duck, const TableSchema& table, const FileOptions& f
 // OK when `b` is a column bundle with the table's column count.
 Status CheckBundle(const TableSchema& table, const Bundle& b);
 
+// How FillChunk puts text and bytes values into DuckDB's string vectors.
+enum class StringFill {
+  kCopy,    // copied into the vector's own string heap
+  kBorrow,  // pointed at the bundle's bytes: the caller keeps `b` alive, unchanged, until
+            // DuckDB has consumed the chunk (for a table function's scan: until the next call)
+};
+
 // Writes rows [from, from + n) of `b` (checked by CheckBundle) into rows [at, at + n) of
 // `chunk`, whose columns have the StageType of the table's columns; the chunk's size is the
 // caller's to set. Errors as AppendBundles.
 Status FillChunk(const TableSchema& table, const Bundle& b, size_t from, size_t n,
-                 duckdb_data_chunk chunk, size_t at, ZeroDatePolicy zero_date);
+                 duckdb_data_chunk chunk, size_t at, ZeroDatePolicy zero_date,
+                 StringFill strings = StringFill::kCopy);
 
 // Appends every row of `bundles` (columns in table.columns order) to the staging table.
 // Errors name the table and column (a MySQL zero date under zeroDate=error, a time outside
