@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bus/protocol.h"
+#include "bus/run_state.h"
 #include "core/change_codec.h"
 #include "core/logging.h"
 #include "reader/cdc_reader.h"
@@ -14,25 +15,10 @@ namespace {
 
 using json = nlohmann::json;
 
-// The finished load phase of an earlier run of this stream, if any: its plan.
+// The finished load phase of an earlier run of this stream, if any: its plan (the run a
+// change stream resumes; bus/run_state.h).
 Result<std::optional<json>> FinishedLoad(bus::NatsConnection* nats, const StreamConfig& config) {
-  const std::string js = bus::JetStreamName(config.name);
-  auto done = nats->GetLastMessage(js, bus::SubjectDone(config.name));
-  if (!done.ok()) {
-    if (done.status().code() == StatusCode::kNotFound) return std::optional<json>();
-    return done.status();
-  }
-  auto plan = nats->GetLastMessage(js, bus::SubjectPlan(config.name));
-  if (!plan.ok()) {
-    if (plan.status().code() == StatusCode::kNotFound) return std::optional<json>();
-    return plan.status();
-  }
-  json p = json::parse(*plan, nullptr, false);
-  if (!p.is_object() || !p.contains("tables") ||
-      p.value("mode", "") != StreamModeName(config.mode)) {
-    return std::optional<json>();
-  }
-  return std::optional<json>(std::move(p));
+  return bus::FinishedLoadPlan(nats, config.name, StreamModeName(config.mode));
 }
 
 }  // namespace

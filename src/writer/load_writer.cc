@@ -9,6 +9,7 @@
 #include "bus/commit_log.h"
 #include "bus/objects_wire.h"
 #include "bus/protocol.h"
+#include "bus/run_state.h"
 #include "core/logging.h"
 
 namespace dbs {
@@ -256,13 +257,23 @@ Status LoadWriter::Run() {
       if (run.empty()) return Status::Corruption("the reader's plan has no run id");
       if (first_look && options_.skip_finished_run) {
         // A final status (anything but "loaded", after which a load+cdc run goes on) means the
-        // run ended before this writer started.
-        auto st = nats_->GetLastMessage(js, bus::SubjectStatus(config_.name));
-        if (st.ok()) {
-          json j = json::parse(*st, nullptr, /*allow_exceptions=*/false);
-          if (!j.is_object() || j.value("state", "") != "loaded") finished_run = run;
-        } else if (st.status().code() != StatusCode::kNotFound) {
-          return st.status().WithContext("reading the status of stream " + config_.name);
+        // run ended before this writer started; unless it is a change stream whose load phase
+        // finished, which the reader started again resumes (bus/run_state.h): then this writer
+        // joins it, as a drained or stopped change stream goes on where it stopped.
+        DBS_ASSIGN_OR_RETURN(
+            auto resumable,
+            config_.mode == StreamMode::kLoad
+                ? Result<std::optional<json>>(std::optional<json>())
+                : bus::FinishedLoadPlan(nats_, config_.name, StreamModeName(config_.mode)));
+        const bool resumed = resumable && resumable->value("run", "") == run;
+        if (!resumed) {
+          auto st = nats_->GetLastMessage(js, bus::SubjectStatus(config_.name));
+          if (st.ok()) {
+            json j = json::parse(*st, nullptr, /*allow_exceptions=*/false);
+            if (!j.is_object() || j.value("state", "") != "loaded") finished_run = run;
+          } else if (st.status().code() != StatusCode::kNotFound) {
+            return st.status().WithContext("reading the status of stream " + config_.name);
+          }
         }
         if (!finished_run.empty()) {
           Log(LogLevel::kInfo, "writer", "the stream's last run had ended: waiting for a new one",

@@ -3,7 +3,8 @@
 // workload changes the source; the writer is SIGKILLed, then the reader, then the source database
 // and nats-server are restarted. A supervisor restarts a process that exits (as systemd or
 // Kubernetes would). At the end the reader drains and the target must equal the source by
-// checksum: nothing lost, nothing doubled.
+// checksum: nothing lost, nothing doubled. A drained change stream started again, writer first,
+// goes on in the same run.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -262,6 +263,71 @@ TEST_F(CdcFaultTest, MariaDbToPostgresSurvivesKillsAndRestarts) {
         if (!r.ok()) return r.status();
         return std::stoll(*(*r)[0][0]);
       });
+}
+
+// A drained change stream started again resumes its run (the reader's load phase is done); a
+// stream-writer started before the reader must join that run, not wait for a new one that never
+// comes (it waited until its plan timeout and failed, writing nothing).
+TEST_F(CdcFaultTest, DrainedChangeStreamStartedAgainWriterFirst) {
+  auto nats = testing::NatsServer::Start();
+  ASSERT_TRUE(nats.ok()) << nats.status().ToString();
+  auto shared = testing::SharedServers::Postgres();
+  ASSERT_TRUE(shared.ok());
+  testing::PostgresServer* pg = *shared;
+  for (const char* db : {"againsrc", "againdst"}) {
+    ASSERT_TRUE(pg->Exec(std::string("DROP DATABASE IF EXISTS ") + db + " WITH (FORCE)").ok());
+    ASSERT_TRUE(pg->CreateDatabase(db).ok());
+  }
+  ASSERT_TRUE(pg->Exec("CREATE TABLE events (id bigint PRIMARY KEY, k int, note text);"
+                       "INSERT INTO events SELECT g, g % 10, 'seed' FROM generate_series(1, 500) g",
+                       "againsrc")
+                  .ok());
+  json j = {{"name", "again"},
+            {"mode", "load+cdc"},
+            {"source", pg->UrlFor("againsrc")},
+            {"target", pg->UrlFor("againdst")},
+            {"schemaPolicy", "drop_and_recreate"}};
+  std::string cfg = (data_dir_ / "again.json").string();
+  std::ofstream(cfg) << j.dump(2);
+  const std::string url = (*nats)->url();
+  const std::string logs = (data_dir_ / "again").string();
+  auto target = [&](const std::string& sql) -> std::string {
+    auto r = pg->Query(sql, "againdst");
+    return r.ok() && !r->empty() && (*r)[0][0] ? *(*r)[0][0] : "";
+  };
+  auto wait_for = [&](const std::string& sql, const std::string& want) {
+    for (int i = 0; i < 600 && target(sql) != want; ++i) std::this_thread::sleep_for(100ms);
+    return target(sql);
+  };
+  {
+    Service writer(DBS_WRITER_BIN, {"--nats-url", url, cfg}, logs + "-w1.log");
+    Service reader(DBS_READER_BIN, {"--nats-url", url, cfg}, logs + "-r1.log");
+    ASSERT_EQ(wait_for("SELECT count(*) FROM events", "500"), "500") << writer.Logs();
+    ASSERT_TRUE(pg->Exec("UPDATE events SET note = 'first' WHERE id <= 10", "againsrc").ok());
+    ASSERT_EQ(wait_for("SELECT count(*) FROM events WHERE note = 'first'", "10"), "10");
+    reader.Signal(SIGTERM);  // drain: both exit once everything committed is applied
+    ASSERT_EQ(reader.Wait(60s), 0) << reader.Logs();
+    ASSERT_EQ(writer.Wait(60s), 0) << writer.Logs();
+  }
+  ASSERT_TRUE(pg->Exec("UPDATE events SET note = 'second' WHERE id <= 20; "
+                       "DELETE FROM events WHERE id > 400; "
+                       "INSERT INTO events SELECT g, 0, 'new' FROM generate_series(501, 550) g",
+                       "againsrc")
+                  .ok());
+  Service writer(DBS_WRITER_BIN, {"--nats-url", url, cfg}, logs + "-w2.log");
+  std::this_thread::sleep_for(1s);  // the writer looks at the bus before the reader starts
+  Service reader(DBS_READER_BIN, {"--nats-url", url, cfg}, logs + "-r2.log");
+  EXPECT_EQ(wait_for("SELECT count(*) FROM events WHERE note = 'new'", "50"), "50")
+      << writer.Logs() << reader.Logs();
+  reader.Signal(SIGTERM);
+  EXPECT_EQ(reader.Wait(60s), 0) << reader.Logs();
+  EXPECT_EQ(writer.Wait(60s), 0) << writer.Logs();
+  auto c = ParseStreamConfig(j);
+  ASSERT_TRUE(c.ok());
+  auto v = VerifyStream(*c);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  for (const auto& t : *v) EXPECT_TRUE(t.match()) << t.source_table;
+  EXPECT_EQ(target("SELECT count(*) FROM events"), "450");
 }
 
 }  // namespace
