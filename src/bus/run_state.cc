@@ -8,6 +8,7 @@ Result<std::optional<nlohmann::json>> FinishedLoadPlan(NatsConnection* nats,
                                                        const std::string& stream,
                                                        std::string_view mode) {
   using json = nlohmann::json;
+  if (mode == "load") return std::optional<json>();  // a load stream always begins a new run
   const std::string js = JetStreamName(stream);
   auto done = nats->GetLastMessage(js, SubjectDone(stream));
   if (!done.ok()) {

@@ -19,9 +19,10 @@
 
 namespace dbs::bus {
 
-// The plan of `stream`'s last run when its load phase finished and it was planned in `mode`
-// (StreamModeName): the run a change stream started again resumes. nullopt when there is none
-// (nothing on the bus, no "done" marker, another mode, or a plan without tables).
+// The plan of `stream`'s last run when a stream of `mode` (StreamModeName) started again
+// resumes it: a change stream's run whose load phase finished, planned in the same mode.
+// nullopt when there is none (mode "load", nothing on the bus, no "done" marker, another mode,
+// or a plan without tables).
 Result<std::optional<nlohmann::json>> FinishedLoadPlan(NatsConnection* nats,
                                                        const std::string& stream,
                                                        std::string_view mode);

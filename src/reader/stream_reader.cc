@@ -15,12 +15,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// The finished load phase of an earlier run of this stream, if any: its plan (the run a
-// change stream resumes; bus/run_state.h).
-Result<std::optional<json>> FinishedLoad(bus::NatsConnection* nats, const StreamConfig& config) {
-  return bus::FinishedLoadPlan(nats, config.name, StreamModeName(config.mode));
-}
-
 }  // namespace
 
 StreamReader::StreamReader(const StreamConfig& config, bus::NatsConnection* nats)
@@ -74,7 +68,9 @@ Result<StreamReaderResult> StreamReader::Run() {
   }
   std::vector<PlannedTable> tables;
   SourcePosition start;
-  DBS_ASSIGN_OR_RETURN(auto finished, FinishedLoad(nats_, config_));
+  // The run whose load phase finished, if any: this change stream resumes it.
+  DBS_ASSIGN_OR_RETURN(auto finished,
+                       bus::FinishedLoadPlan(nats_, config_.name, StreamModeName(config_.mode)));
   if (finished) {
     const json& p = *finished;
     for (const json& t : p["tables"]) {

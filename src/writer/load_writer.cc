@@ -260,11 +260,8 @@ Status LoadWriter::Run() {
         // run ended before this writer started; unless it is a change stream whose load phase
         // finished, which the reader started again resumes (bus/run_state.h): then this writer
         // joins it, as a drained or stopped change stream goes on where it stopped.
-        DBS_ASSIGN_OR_RETURN(
-            auto resumable,
-            config_.mode == StreamMode::kLoad
-                ? Result<std::optional<json>>(std::optional<json>())
-                : bus::FinishedLoadPlan(nats_, config_.name, StreamModeName(config_.mode)));
+        DBS_ASSIGN_OR_RETURN(auto resumable, bus::FinishedLoadPlan(nats_, config_.name,
+                                                                   StreamModeName(config_.mode)));
         const bool resumed = resumable && resumable->value("run", "") == run;
         if (!resumed) {
           auto st = nats_->GetLastMessage(js, bus::SubjectStatus(config_.name));
