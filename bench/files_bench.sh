@@ -12,7 +12,7 @@
 # and bench/results/files-<date>.txt.
 #
 # Every method runs ROUNDS times (default 3), the rounds one after the other, and reports the
-# run with the median wall time (bench/lib.sh fold_rounds).
+# run with the median wall time (bench/lib.sh run_rounds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROWS=${1:-2000000}
@@ -104,12 +104,7 @@ methods() {
   frun "dbstreams MariaDB -> Parquet on s3rver" "echo $ROWS" "${DBS[@]}" \
     "$(cfg m2s3 "\"${MYSQL_URL}bench\"" "$s3" '"tables": ["t"], "schemaPolicy": "drop_and_recreate"')"
 }
-ROUNDS=${ROUNDS:-3}
-for ((round = 0; round < ROUNDS; round++)); do
-  echo "== round $((round + 1)) of $ROUNDS"
-  methods
-done
-fold_rounds $((${#results[@]} / ROUNDS))
+run_rounds
 
 rate() {
   local name wall cpu rss ok

@@ -17,6 +17,8 @@ start_servers() {
   set -a; . "$work/env"; set +a
   M=(mariadb -h 127.0.0.1 -P "$MYSQL_PORT" -u root "-p$MYSQL_PASSWORD" --default-character-set=utf8mb4)
   PGBASE="postgres://postgres:${PGPASSWORD:-}@127.0.0.1:${PGPORT:-}"  # set with --postgres
+  # With --mariadb: the server's process, for mariadbd_cpu.
+  [ "${MYSQL_PORT:-0}" = 0 ] || MARIADBD_PID=$("${M[@]}" -N -B -e "SELECT @@pid_file" | xargs cat)
 }
 
 # generate_tables: bench.t with ROWS rows (16 columns) in MariaDB and PostgreSQL; BYTES is the
@@ -110,4 +112,20 @@ fold_rounds() {
     folded+=("$name|${med%%|*}|${med#*|}|$maxrss|$verdict")
   done
   results=(${folded[@]+"${folded[@]}"})
+}
+
+# run_rounds: calls the script's `methods` (one round of every method, appending to `results`)
+# ROUNDS times (default 3), the rounds one after the other, then folds them (fold_rounds).
+run_rounds() {
+  ROUNDS=${ROUNDS:-3}
+  for ((round = 0; round < ROUNDS; round++)); do
+    echo "== round $((round + 1)) of $ROUNDS"
+    methods
+  done
+  fold_rounds $((${#results[@]} / ROUNDS))
+}
+
+# mariadbd_cpu: the CPU seconds (user + system) the MariaDB server has used so far.
+mariadbd_cpu() {
+  awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f\n", ($14 + $15) / hz}' "/proc/$MARIADBD_PID/stat"
 }

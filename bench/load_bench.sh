@@ -8,7 +8,7 @@
 #                                           long run that shows linear time and flat memory)
 #
 # Every method runs ROUNDS times (default 3), the rounds one after the other, and reports the
-# run with the median wall time (bench/lib.sh fold_rounds).
+# run with the median wall time (bench/lib.sh run_rounds).
 #
 # Starts its own throwaway MariaDB and PostgreSQL (dbstreams-testenv), installs pgloader and
 # pgcopydb from Debian when missing. Results go to stdout and bench/results/load-<date>.txt.
@@ -178,12 +178,7 @@ LOAD
     "$(cfg p2m "$PGBASE/bench" "$MYSQL_URL"m4 '"targetSchema": "m4"')"
   checked 11 "$work/p2m.json"
 }
-ROUNDS=${ROUNDS:-3}
-for ((round = 0; round < ROUNDS; round++)); do
-  echo "== round $((round + 1)) of $ROUNDS"
-  methods
-done
-fold_rounds $((${#results[@]} / ROUNDS))
+run_rounds
 
 # BUNDLE_SWEEP="65536 262144 1048576 4194304": dbstreams again with each dataBundleBytes, both
 # directions into PostgreSQL (the sweep behind the default; not in the ratios).

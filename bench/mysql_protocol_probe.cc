@@ -9,7 +9,6 @@
 // native, temporal values as MYSQL_TIME, the rest as bytes in 64 KiB buffers) and fails on a
 // truncated value: it measures what reading costs, it is not a reader.
 #include <mysql.h>
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -19,20 +18,13 @@
 
 #include "config/connection.h"
 #include "mysql/mysql_client.h"
+#include "probe_common.h"
 
 namespace {
 
-double CpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
+using dbs::bench::CpuSeconds;
 
-int Fail(const std::string& what) {
-  std::fprintf(stderr, "mysql_protocol_probe: %s\n", what.c_str());
-  return 1;
-}
+int Fail(const std::string& what) { return dbs::bench::Fail("mysql_protocol_probe", what); }
 
 // Text protocol: every value arrives as text.
 int ReadText(MYSQL* m, const std::string& query, uint64_t* rows, uint64_t* bytes) {

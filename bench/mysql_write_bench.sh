@@ -18,16 +18,14 @@ scripts/build.sh release >/dev/null
 start_servers --mariadb
 "${M[@]}" -e "CREATE DATABASE wbench CHARACTER SET utf8mb4"
 url="mysql://root:$MYSQL_PASSWORD@127.0.0.1:$MYSQL_PORT/wbench"
-pid=$("${M[@]}" -N -B -e "SELECT @@pid_file" | xargs cat)
-server_cpu() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 echo "== $ROWS rows in batches of $BATCH"
 for run in 1 2 3; do
   for mode in load bulk; do
     "${M[@]}" -e "DROP TABLE IF EXISTS wbench.w; FLUSH TABLES" && settle
-    a=$(server_cpu)
+    a=$(mariadbd_cpu)
     out=$("$BIN/bench/mysql_write_probe" "$mode" "$url" "$ROWS" "$BATCH")
-    b=$(server_cpu)
+    b=$(mariadbd_cpu)
     n=$("${M[@]}" -N -B -e "SELECT count(*) FROM wbench.w")
-    echo "run $run: $out server_cpu=$(echo "scale=2; ($b - $a) / $(getconf CLK_TCK)" | bc) count=$n"
+    echo "run $run: $out server_cpu=$(echo "$b - $a" | bc) count=$n"
   done
 done

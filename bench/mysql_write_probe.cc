@@ -10,7 +10,6 @@
 // It measures what writing costs, it is not a writer: no escaping (the generated values need
 // none), no error mapping.
 #include <mysql.h>
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -20,20 +19,13 @@
 
 #include "config/connection.h"
 #include "mysql/mysql_client.h"
+#include "probe_common.h"
 
 namespace {
 
-double CpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
+using dbs::bench::CpuSeconds;
 
-int Fail(const std::string& what) {
-  std::fprintf(stderr, "mysql_write_probe: %s\n", what.c_str());
-  return 1;
-}
+int Fail(const std::string& what) { return dbs::bench::Fail("mysql_write_probe", what); }
 
 constexpr int kCols = 16;
 
