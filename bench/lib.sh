@@ -82,7 +82,7 @@ settle() {
 # all its descendants (for dbstreams: the command, its reader and writers and the embedded
 # nats-server) and keeps the peak in FILE. /usr/bin/time's figure is one process's peak. The
 # sampler is bench/treepeak.cc: it reads /proc itself, where a loop forking ps and awk cost a
-# fifth of a core that the measured method lost.
+# ninth of a core that the measured method lost.
 treepeak() {
   "$BIN/bench/treepeak" "$1" "$2"
 }

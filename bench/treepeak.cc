@@ -6,8 +6,9 @@
 // dbstreams: the command, its reader and writers and the embedded nats-server) and writes the
 // largest sum seen so far, in KB, to FILE (rewritten each time it grows, so FILE holds the peak
 // even when this process is killed). A shell loop forking ps and awk ten times a second cost
-// about a fifth of one core, which a method saturating both cores paid in its own timing; this
-// reads /proc directly and costs well under 1 %.
+// about a ninth of one core (1.1 CPU s in 10 s), which a method saturating both cores paid in
+// its own timing; this reads /proc directly and costs under 1 % (0.08 CPU s in 10 s, with
+// about 70 processes on the machine).
 #include <dirent.h>
 #include <signal.h>
 #include <sys/types.h>
