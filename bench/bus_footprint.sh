@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROWS=${1:-2000000}
 BIN=build/release
-[ -x "$BIN/apps/dbstreams" ] && [ -x "$BIN/tests/dbstreams-testenv" ] || {
+[ -x "$BIN/apps/dbstreams" ] && [ -x "$BIN/tests/dbstreams-testenv" ] && [ -x "$BIN/bench/treepeak" ] || {
   echo "build first: scripts/build.sh release" >&2; exit 1; }
 work=$(mktemp -d /tmp/dbstreams-busbench.XXXXXX)
 trap 'kill $TENV 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -28,7 +28,9 @@ mkdir -p "$work/data"
   --data-dir "$work/data" "$work/s.json" \
   > "$work/out" 2>&1 &
 pid=$!
-peak_n=0 peak_s=0 peak_t=0
+treepeak "$pid" "$work/tree" &  # the whole tree's peak RSS (bench/treepeak.cc)
+sampler=$!
+peak_n=0 peak_s=0
 while kill -0 "$pid" 2>/dev/null; do
   for np in $(pgrep nats-server || true); do
     conf=$(tr '\0' '\n' < "/proc/$np/cmdline" 2>/dev/null | grep -A1 -x -- '-c' | tail -1 || true)
@@ -38,13 +40,11 @@ while kill -0 "$pid" 2>/dev/null; do
     [ "${rss:-0}" -gt "$peak_n" ] && peak_n=$rss
     [ "${store:-0}" -gt "$peak_s" ] && peak_s=$store
   done
-  tot=$(ps -e -o pid=,ppid=,rss= | awk -v r="$pid" '{p[$1] = $2; m[$1] = $3}
-      END {s = 0; for (k in p) {x = k; n = 0; while (x != r && (x in p) && n++ < 64) x = p[x];
-           if (x == r) s += m[k]}; print s}')
-  [ "$tot" -gt "$peak_t" ] && peak_t=$tot
   sleep 0.2
 done
 wait "$pid" || { cat "$work/out"; exit 1; }
+wait "$sampler" || true
+peak_t=$(cat "$work/tree")
 read -r wall user sys < "$work/time"
 n=$(psql -tA "$PGBASE/dst" -c "SELECT count(*) FROM public.t")
 [ "$n" = "$ROWS" ] || { echo "loaded $n rows of $ROWS" >&2; exit 1; }
