@@ -20,7 +20,7 @@ start_servers --mariadb
 url="mysql://root:$MYSQL_PASSWORD@127.0.0.1:$MYSQL_PORT/wbench"
 echo "== $ROWS rows in batches of $BATCH"
 for run in 1 2 3; do
-  for mode in load bulk; do
+  for mode in load bulk bulktext; do
     "${M[@]}" -e "DROP TABLE IF EXISTS wbench.w; FLUSH TABLES" && settle
     a=$(mariadbd_cpu)
     out=$("$BIN/bench/mysql_write_probe" "$mode" "$url" "$ROWS" "$BATCH")

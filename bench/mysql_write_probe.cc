@@ -5,7 +5,8 @@
 // per batch. Prints rows, wall seconds and the client's CPU seconds; the script adds the
 // server's CPU from /proc.
 //
-//   mysql_write_probe load|bulk URL ROWS [BATCH]      (BATCH: rows per transaction, 10000)
+//   mysql_write_probe load|bulk|bulktext URL ROWS [BATCH]  (bulktext: every value bound as text)
+//   (BATCH: rows per transaction, 10000)
 //
 // It measures what writing costs, it is not a writer: no escaping (the generated values need
 // none), no error mapping.
@@ -132,6 +133,19 @@ int Load(MYSQL* m, long long rows, long long batch) {
   return 0;
 }
 
+// Executes `st` for `n` rows bound column-wise in `bind`, in one transaction.
+int ExecuteArray(MYSQL* m, MYSQL_STMT* st, MYSQL_BIND* bind, size_t n) {
+  unsigned int size = static_cast<unsigned int>(n);
+  if (mysql_stmt_attr_set(st, STMT_ATTR_ARRAY_SIZE, &size) != 0) {
+    return Fail(mysql_stmt_error(st));
+  }
+  if (mysql_stmt_bind_param(st, bind) != 0) return Fail(mysql_stmt_error(st));
+  if (mysql_query(m, "START TRANSACTION") != 0) return Fail(mysql_error(m));
+  if (mysql_stmt_execute(st) != 0) return Fail(mysql_stmt_error(st));
+  if (mysql_query(m, "COMMIT") != 0) return Fail(mysql_error(m));
+  return 0;
+}
+
 int Bulk(MYSQL* m, long long rows, long long batch) {
   MYSQL_STMT* st = mysql_stmt_init(m);
   const std::string sql = "INSERT INTO w VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
@@ -200,14 +214,64 @@ int Bulk(MYSQL* m, long long rows, long long batch) {
       bind[k].length = sl[k].data();
     }
     bind[9].u.indicator = ind.data();
-    unsigned int size = static_cast<unsigned int>(n);
-    if (mysql_stmt_attr_set(st, STMT_ATTR_ARRAY_SIZE, &size) != 0) {
-      return Fail(mysql_stmt_error(st));
+    if (int rc = ExecuteArray(m, st, bind, n); rc != 0) return rc;
+  }
+  mysql_stmt_close(st);
+  return 0;
+}
+
+// The bulk INSERT with every value bound as text (what LOAD DATA would read), for telling the
+// cost of the text conversions from the cost of LOAD DATA's parsing.
+int BulkText(MYSQL* m, long long rows, long long batch) {
+  MYSQL_STMT* st = mysql_stmt_init(m);
+  const std::string sql = "INSERT INTO w VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+  if (mysql_stmt_prepare(st, sql.data(), sql.size()) != 0) return Fail(mysql_stmt_error(st));
+  const size_t cap = static_cast<size_t>(batch);
+  std::vector<std::vector<std::string>> text(kCols, std::vector<std::string>(cap));
+  std::vector<std::vector<char*>> sp(kCols, std::vector<char*>(cap));
+  std::vector<std::vector<unsigned long>> sl(kCols, std::vector<unsigned long>(cap));
+  std::vector<char> ind(cap);
+  Row r;
+  for (long long s = 1; s <= rows; s += batch) {
+    const size_t n = static_cast<size_t>(std::min(batch, rows - s + 1));
+    for (size_t x = 0; x < n; ++x) {
+      Make(s + static_cast<long long>(x), &r);
+      char num[64];
+      auto fmt = [&](int k, const char* f, auto v) {
+        std::snprintf(num, sizeof num, f, v);
+        text[k][x] = num;
+      };
+      fmt(0, "%lld", r.id);
+      fmt(1, "%lld", r.a);
+      fmt(2, "%d", r.b);
+      fmt(3, "%d", r.c);
+      text[4][x] = r.d;
+      fmt(5, "%.17g", r.e);
+      fmt(6, "%.17g", r.f);
+      text[7][x] = r.g;
+      text[8][x] = r.h;
+      text[9][x] = r.i;
+      text[10][x] = r.j;
+      text[11][x] = r.k;
+      fmt(12, "%d", r.l);
+      text[13][x] = r.m;
+      text[14][x] = r.n;
+      text[15][x] = r.o;
+      ind[x] = r.i_null ? STMT_INDICATOR_NULL : STMT_INDICATOR_NONE;
+      for (int k = 0; k < kCols; ++k) {
+        sp[k][x] = text[k][x].data();
+        sl[k][x] = text[k][x].size();
+      }
     }
-    if (mysql_stmt_bind_param(st, bind) != 0) return Fail(mysql_stmt_error(st));
-    if (mysql_query(m, "START TRANSACTION") != 0) return Fail(mysql_error(m));
-    if (mysql_stmt_execute(st) != 0) return Fail(mysql_stmt_error(st));
-    if (mysql_query(m, "COMMIT") != 0) return Fail(mysql_error(m));
+    MYSQL_BIND bind[kCols];
+    std::memset(bind, 0, sizeof bind);
+    for (int k = 0; k < kCols; ++k) {
+      bind[k].buffer_type = MYSQL_TYPE_STRING;
+      bind[k].buffer = sp[k].data();
+      bind[k].length = sl[k].data();
+    }
+    bind[9].u.indicator = ind.data();
+    if (int rc = ExecuteArray(m, st, bind, n); rc != 0) return rc;
   }
   mysql_stmt_close(st);
   return 0;
@@ -217,8 +281,8 @@ int Bulk(MYSQL* m, long long rows, long long batch) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if ((argc != 4 && argc != 5) || (mode != "load" && mode != "bulk")) {
-    return Fail("usage: mysql_write_probe load|bulk URL ROWS [BATCH]");
+  if ((argc != 4 && argc != 5) || (mode != "load" && mode != "bulk" && mode != "bulktext")) {
+    return Fail("usage: mysql_write_probe load|bulk|bulktext URL ROWS [BATCH]");
   }
   auto cfg = dbs::ParseConnectionUrl(argv[2]);
   if (!cfg.ok()) return Fail(cfg.status().ToString());
@@ -237,7 +301,9 @@ int main(int argc, char** argv) {
   if (mysql_query(m, ddl) != 0) return Fail(mysql_error(m));
   const auto t0 = std::chrono::steady_clock::now();
   const double c0 = CpuSeconds();
-  const int rc = mode == "load" ? Load(m, rows, batch) : Bulk(m, rows, batch);
+  const int rc = mode == "load"   ? Load(m, rows, batch)
+                 : mode == "bulk" ? Bulk(m, rows, batch)
+                                  : BulkText(m, rows, batch);
   if (rc != 0) return rc;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%s rows=%lld batch=%lld wall=%.2f client_cpu=%.2f\n", mode.c_str(), rows, batch,

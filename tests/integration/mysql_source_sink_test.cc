@@ -299,7 +299,8 @@ TEST_F(MysqlSourceSinkTest, TypeZooCopiesExactly) {
   so.stream = "zoo";
   so.target_schema = "zoo_dst";
   ASSERT_OK_AND_ASSIGN(auto sink, MysqlSink::Open(Config(""), so));
-  EXPECT_TRUE(sink->uses_load_data());
+  EXPECT_TRUE(sink->uses_bulk_insert());  // MariaDB: the bulk INSERT by default
+  EXPECT_FALSE(sink->uses_load_data());
   ASSERT_OK_AND_ASSIGN(TargetTable target, sink->PrepareTable(t));
   EXPECT_EQ(target.schema, "zoo_dst");
   ASSERT_OK_AND_ASSIGN(size_t written, WriteAll(sink.get(), t, bundles, "zoo"));
@@ -593,6 +594,40 @@ TEST_F(MysqlSourceSinkTest, InsertFallbackWhenLocalInfileIsOff) {
   ExpectSameRows("zoo_src2", "zoo_ins", "zoo");
 }
 
+// writeMethod=load_data (what MySQL targets use): the zoo through LOAD DATA LOCAL INFILE, the
+// same values as the bulk INSERT path; an unknown method is refused with the choices.
+TEST_F(MysqlSourceSinkTest, LoadDataWhenAskedFor) {
+  ForgetStreams({"zoo-loaddata"});
+  MakeZoo("zoo_src4", "zoo_ld");
+  ASSERT_OK_AND_ASSIGN(auto source, MysqlSource::Open(Config("zoo_src4")));
+  ASSERT_OK_AND_ASSIGN(TableSchema t, source->Describe({"", "zoo"}));
+  ASSERT_OK_AND_ASSIGN(auto snap, source->BeginSnapshot(1));
+  ReadSpec spec;
+  spec.table = t;
+  ASSERT_OK_AND_ASSIGN(auto bundles, ReadAll(snap.get(), spec, 2));
+
+  SinkOptions so;
+  so.source_engine = Engine::kMysql;
+  so.stream = "zoo-loaddata";
+  so.target_schema = "zoo_ld";
+  ConnectionConfig cfg = Config("");
+  cfg.params["writeMethod"] = "load_data";
+  ASSERT_OK_AND_ASSIGN(auto sink, MysqlSink::Open(cfg, so));
+  EXPECT_TRUE(sink->uses_load_data());
+  EXPECT_FALSE(sink->uses_bulk_insert());
+  ASSERT_OK(sink->PrepareTable(t).status());
+  ASSERT_OK_AND_ASSIGN(size_t written, WriteAll(sink.get(), t, bundles, "zoo"));
+  EXPECT_EQ(written, bundles.size());
+  ExpectSameRows("zoo_src4", "zoo_ld", "zoo");
+
+  cfg.params["writeMethod"] = "fast";
+  auto bad = MysqlSink::Open(cfg, so);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("writeMethod='fast': use auto, bulk_insert, load_data"),
+            std::string::npos)
+      << bad.status().ToString();
+}
+
 // The source reads with prepared statements (binary protocol); a server that forbids them
 // (max_prepared_stmt_count = 0) is read with the text protocol, with the same values.
 TEST_F(MysqlSourceSinkTest, TextProtocolWhenTheServerPreparesNoStatements) {
@@ -631,8 +666,10 @@ TEST_F(MysqlSourceSinkTest, SchemaPoliciesAndWriteModes) {
   Exec(
       "DROP DATABASE IF EXISTS pol_src; DROP DATABASE IF EXISTS pol_dst; CREATE DATABASE pol_src; "
       "CREATE DATABASE pol_dst");
-  Exec("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20)); INSERT INTO t VALUES (1, 'a')",
-       "pol_src");
+  Exec(
+      "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20)); "
+      "INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e')",
+      "pol_src");
   Exec("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(2)); INSERT INTO t VALUES (9, 'zz')",
        "pol_dst");
   ASSERT_OK_AND_ASSIGN(auto source, MysqlSource::Open(Config("pol_src")));
@@ -670,7 +707,7 @@ TEST_F(MysqlSourceSinkTest, SchemaPoliciesAndWriteModes) {
   EXPECT_EQ(Scalar("SELECT COUNT(*) FROM pol_dst.t"), "1");
 
   // A value the target rejects: non-retryable, names the table and the column.
-  Exec("UPDATE t SET v = 'far too long' WHERE id = 1", "pol_src");
+  Exec("UPDATE t SET v = 'far too long' WHERE id = 4", "pol_src");
   ASSERT_OK_AND_ASSIGN(auto snap, source->BeginSnapshot(1));
   ReadSpec spec;
   spec.table = t;
@@ -682,6 +719,10 @@ TEST_F(MysqlSourceSinkTest, SchemaPoliciesAndWriteModes) {
   EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument) << w.status().ToString();
   EXPECT_NE(w.status().message().find("pol_dst.t"), std::string::npos) << w.status().ToString();
   EXPECT_NE(w.status().message().find("'v'"), std::string::npos) << w.status().ToString();
+  // The bulk INSERT's "at row N" becomes the source row.
+  EXPECT_NE(w.status().message().find("source table pol_src.t, column v, key (id)=(4)"),
+            std::string::npos)
+      << w.status().ToString();
 }
 
 // A value the client cannot encode (NaN: MySQL has none) aborts the load mid-stream; the batch
@@ -919,7 +960,7 @@ ANALYZE TABLE big;)",
   w2.join();
   const double secs = Seconds(start);
   ASSERT_OK(first_error);
-  std::printf("[ perf ] parallel copy (2 readers, 2 writers, LOAD DATA): %.2f s, %.0f rows/s\n",
+  std::printf("[ perf ] parallel copy (2 readers, 2 writers, bulk INSERT): %.2f s, %.0f rows/s\n",
               secs, rows_written.load() / secs);
   EXPECT_EQ(rows_written.load(), 200000u);
   EXPECT_EQ(Scalar("SELECT COUNT(*) FROM big_dst.big"), "200000");
@@ -943,7 +984,7 @@ ANALYZE TABLE big;)",
     const double s = Seconds(ws);
     EXPECT_EQ(n, bundles.size());
     std::printf(
-        "[ perf ] write 200k rows x 16 columns (1 writer, LOAD DATA): %.2f s, %.0f "
+        "[ perf ] write 200k rows x 16 columns (1 writer, bulk INSERT): %.2f s, %.0f "
         "rows/s\n",
         s, 200000 / s);
     ExpectSameRows("big_src", "big_dst2", "big");

@@ -20,6 +20,8 @@ bool In(const std::string& s, std::initializer_list<const char*> names) {
   return false;
 }
 
+}  // namespace
+
 bool IsBinaryType(const std::string& t) {
   return In(t, {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"});
 }
@@ -30,10 +32,13 @@ bool IsGeometryType(const std::string& t) {
 bool IsIntegralType(const std::string& t) {
   return In(t, {"tinyint", "smallint", "mediumint", "int", "integer", "bigint"});
 }
+bool IsFloatingType(const std::string& t) { return In(t, {"float", "double", "real"}); }
 bool IsNumericType(const std::string& t) {
-  return IsIntegralType(t) || In(t, {"decimal", "numeric", "float", "double", "real", "year"});
+  return IsIntegralType(t) || IsFloatingType(t) || In(t, {"decimal", "numeric", "year"});
 }
 bool IsTemporalType(const std::string& t) { return In(t, {"date", "datetime", "timestamp"}); }
+
+namespace {
 
 template <typename T>
 void AppendNumber(T v, std::string* out) {
@@ -77,16 +82,14 @@ Status Reject(const ColumnWriter& w, const std::string& why) {
   return Status::InvalidArgument("column '" + w.name + "': " + why);
 }
 
-// YYYY-MM-DD of a civil date MySQL can hold: years 0..9999 (MySQL's year 0 is our
-// astronomical year 0), zero months and days kept.
-bool AppendYmd(const CivilDateTime& c, std::string* out) {
-  if (c.year < 0 || c.year > 9999) return false;
+// YYYY-MM-DD of a civil date MySQL can hold (years 0..9999, checked by CellCivil; MySQL's
+// year 0 is our astronomical year 0), zero months and days kept.
+void AppendYmd(const CivilDateTime& c, std::string* out) {
   AppendDigits(static_cast<unsigned>(c.year), 4, out);
   *out += '-';
   AppendDigits(c.month, 2, out);
   *out += '-';
   AppendDigits(c.day, 2, out);
-  return true;
 }
 
 void AppendHmsMicros(const CivilDateTime& c, std::string* out) {
@@ -314,6 +317,44 @@ Result<ColumnWriter> WriterFor(const Column& src, const std::string& target_name
                              " cannot be written into a MySQL " + dt + " column");
 }
 
+Status CellCivil(const ColumnWriter& w, const ColumnVector& col, size_t row, CivilDateTime* out) {
+  if (w.kind == TextKind::kDate) {
+    const int32_t v = col.GetDate(row);
+    const TemporalKind k = DateKind(v);
+    if (k == TemporalKind::kPosInfinity || k == TemporalKind::kNegInfinity) {
+      return Reject(w, "the date " + FormatDate(v) + " cannot be stored in MySQL");
+    }
+    *out = DecodeDate(v);
+    if (out->year < 0 || out->year > 9999) {
+      return Reject(w, "the date " + FormatDate(v) + " is outside MySQL's years 0000-9999");
+    }
+    return Status::Ok();
+  }
+  if (w.kind != TextKind::kDateTime) return Status::Internal("not a date or timestamp writer");
+  const int64_t v = col.GetMicros(row);
+  const TemporalKind k = TimestampKind(v);
+  if (k == TemporalKind::kPosInfinity || k == TemporalKind::kNegInfinity) {
+    return Reject(w, "the timestamp " + FormatTimestamp(v) + " cannot be stored in MySQL");
+  }
+  *out = DecodeTimestamp(v);
+  if (out->year < 0 || out->year > 9999) {
+    return Reject(w, "the timestamp " + FormatTimestamp(v) + " is outside MySQL's years 0000-9999");
+  }
+  return Status::Ok();
+}
+
+Status CheckStorableDouble(const ColumnWriter& w, const ColumnVector& col, size_t row, double v) {
+  if (!std::isfinite(v)) {
+    return Reject(w, col.Get(row).ToString() +
+                         " cannot be stored in MySQL (no NaN or infinity in FLOAT/DOUBLE)");
+  }
+  if (v == 0 && std::signbit(v)) {
+    // MySQL and MariaDB store -0 as 0 whatever the input form: refuse rather than change it.
+    return Reject(w, "-0 cannot be stored in MySQL (FLOAT/DOUBLE store it as 0)");
+  }
+  return Status::Ok();
+}
+
 Status CellText(const ColumnWriter& w, const ColumnVector& col, size_t row, std::string* out) {
   switch (w.kind) {
     case TextKind::kSigned:
@@ -347,15 +388,8 @@ Status CellText(const ColumnWriter& w, const ColumnVector& col, size_t row, std:
       const double v = col.type() == LogicalType::kFloat32
                            ? static_cast<double>(col.GetFloat32(row))
                            : col.GetFloat64(row);
-      if (!AppendShortestDouble(v, out)) {
-        return Reject(w, col.Get(row).ToString() +
-                             " cannot be stored in MySQL (no NaN or "
-                             "infinity in FLOAT/DOUBLE)");
-      }
-      if (v == 0 && std::signbit(v)) {
-        // MySQL and MariaDB store -0 as 0 whatever the input form: refuse rather than change it.
-        return Reject(w, "-0 cannot be stored in MySQL (FLOAT/DOUBLE store it as 0)");
-      }
+      DBS_RETURN_IF_ERROR(CheckStorableDouble(w, col, row, v));
+      AppendShortestDouble(v, out);
       return Status::Ok();
     }
     case TextKind::kRaw:
@@ -383,30 +417,15 @@ Status CellText(const ColumnWriter& w, const ColumnVector& col, size_t row, std:
       }
       return Status::Ok();
     }
-    case TextKind::kDate: {
-      const int32_t v = col.GetDate(row);
-      const TemporalKind k = DateKind(v);
-      if (k == TemporalKind::kPosInfinity || k == TemporalKind::kNegInfinity) {
-        return Reject(w, "the date " + FormatDate(v) + " cannot be stored in MySQL");
-      }
-      if (!AppendYmd(DecodeDate(v), out)) {
-        return Reject(w, "the date " + FormatDate(v) + " is outside MySQL's years 0000-9999");
-      }
-      return Status::Ok();
-    }
+    case TextKind::kDate:
     case TextKind::kDateTime: {
-      const int64_t v = col.GetMicros(row);
-      const TemporalKind k = TimestampKind(v);
-      if (k == TemporalKind::kPosInfinity || k == TemporalKind::kNegInfinity) {
-        return Reject(w, "the timestamp " + FormatTimestamp(v) + " cannot be stored in MySQL");
+      CivilDateTime c;
+      DBS_RETURN_IF_ERROR(CellCivil(w, col, row, &c));
+      AppendYmd(c, out);
+      if (w.kind == TextKind::kDateTime) {
+        *out += ' ';
+        AppendHmsMicros(c, out);
       }
-      const CivilDateTime c = DecodeTimestamp(v);
-      if (!AppendYmd(c, out)) {
-        return Reject(
-            w, "the timestamp " + FormatTimestamp(v) + " is outside MySQL's years 0000-9999");
-      }
-      *out += ' ';
-      AppendHmsMicros(c, out);
       return Status::Ok();
     }
     case TextKind::kTime:

@@ -29,6 +29,7 @@
 #include "core/column.h"
 #include "core/result.h"
 #include "core/schema.h"
+#include "core/temporal.h"
 
 namespace dbs::mysql {
 
@@ -57,6 +58,14 @@ struct ColumnWriter {
   std::string expression;
 };
 
+// Target column kinds, by information_schema DATA_TYPE (lower case).
+bool IsBinaryType(const std::string& data_type);    // binary, varbinary, *blob
+bool IsGeometryType(const std::string& data_type);  // geometry and its subtypes
+bool IsIntegralType(const std::string& data_type);  // tinyint .. bigint
+bool IsFloatingType(const std::string& data_type);  // float, double, real
+bool IsNumericType(const std::string& data_type);   // the above, decimal, numeric, year
+bool IsTemporalType(const std::string& data_type);  // date, datetime, timestamp
+
 // Chooses how a source column of logical type `source` is written into a target column whose
 // information_schema DATA_TYPE is `target_data_type`. Unsupported when it cannot be.
 Result<ColumnWriter> WriterFor(const Column& source, const std::string& target_name,
@@ -64,6 +73,14 @@ Result<ColumnWriter> WriterFor(const Column& source, const std::string& target_n
 
 // Appends the text of cell `row` (not NULL) to *out, unescaped.
 Status CellText(const ColumnWriter& w, const ColumnVector& col, size_t row, std::string* out);
+
+// The civil date and time of cell `row` (not NULL) for a kDate or kDateTime writer: rejected
+// when MySQL cannot hold it (infinities, years outside 0..9999); zero dates kept.
+Status CellCivil(const ColumnWriter& w, const ColumnVector& col, size_t row, CivilDateTime* out);
+
+// OK when `v` (cell `row` of `col`) can be stored in a FLOAT/DOUBLE column as it is: not NaN,
+// not an infinity, not -0.
+Status CheckStorableDouble(const ColumnWriter& w, const ColumnVector& col, size_t row, double v);
 
 // Appends `text` escaped for LOAD DATA with FIELDS ESCAPED BY '\\' TERMINATED BY '\t' and
 // LINES TERMINATED BY '\n': backslash, tab, newline, carriage return and NUL become \\, \t,

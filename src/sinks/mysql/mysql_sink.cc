@@ -11,6 +11,7 @@
 #include "core/logging.h"
 #include "mysql/mysql_client.h"
 #include "sinks/change_plan.h"
+#include "sinks/mysql/mysql_bulk_insert.h"
 #include "sinks/mysql/mysql_load_encoder.h"
 #include "sinks/mysql/mysql_objects.h"
 #include "typemap/ddl.h"
@@ -44,6 +45,8 @@ struct MysqlSink::TablePlan {
   std::string tmp_qualified;
   std::string merge_sql;  // upsert: INSERT ... SELECT ... FROM tmp ON DUPLICATE KEY UPDATE
   bool tmp_ready = false;
+  // The prepared bulk INSERT (MariaDB), made on first use on the current connection.
+  std::unique_ptr<mysql::BulkInsert> bulk;
 };
 
 namespace {
@@ -62,6 +65,22 @@ std::string RowName(const MysqlSink::TablePlan& plan, const Bundle& b, size_t ro
     values += (values.empty() ? "" : ", ") + b.columns[index].Get(row).ToString();
   }
   return "key (" + names + ")=(" + values + "), bundle " + bundle_id;
+}
+
+// The column a server message names ("... for column 'c' at row N"); empty when none.
+std::string ColumnOf(const std::string& text) {
+  const size_t c = text.find("column '");
+  if (c == std::string::npos) return "";
+  const size_t end = text.find('\'', c + 8);
+  return end == std::string::npos ? "" : text.substr(c + 8, end - c - 8);
+}
+
+// "source table s.t, column c, key (id)=(7), bundle <id>" for row `row` of `ref`.
+std::string RowDetail(const MysqlSink::TablePlan& plan, const BundleRef& ref, size_t row,
+                      const std::string& column) {
+  std::string d = "source table " + ref.table->QualifiedName();
+  if (!column.empty()) d += ", column " + column;
+  return d + ", " + RowName(plan, *ref.bundle, row, ref.id);
 }
 
 std::string Lower(std::string s) {
@@ -257,16 +276,31 @@ Status MysqlSink::Connect(bool bookkeeping) {
   mysql::ConnectOptions o;
   o.role = mysql::SessionRole::kWrite;
   o.local_infile = true;
+  // Prepared statements belong to the connection they were made on.
+  for (auto& [key, plan] : plans_) plan->bulk.reset();
   DBS_ASSIGN_OR_RETURN(conn_, MysqlConnection::Open(config_, o));
   InstallInfileHandler(conn_->handle(), nullptr);
   for (auto& [key, plan] : plans_) plan->tmp_ready = false;  // temporary tables died with it
 
   const std::string ctx = "preparing the target " + conn_->endpoint();
+  std::string method = "auto";
+  if (auto it = config_.params.find("writeMethod"); it != config_.params.end()) method = it->second;
+  if (method != "auto" && method != "bulk_insert" && method != "load_data" && method != "insert") {
+    return Status::InvalidArgument("target URL parameter writeMethod='" + method +
+                                   "': use auto, bulk_insert, load_data or insert");
+  }
+  if (method == "bulk_insert" && !mysql::BulkInsert::Supported(*conn_)) {
+    return Status::FailedPrecondition(
+        "target URL parameter writeMethod=bulk_insert: " + conn_->endpoint() +
+        " does not take bulk INSERTs (MariaDB 10.2.7 or later does); use auto or load_data");
+  }
+  bulk_insert_ =
+      (method == "auto" || method == "bulk_insert") && mysql::BulkInsert::Supported(*conn_);
   DBS_ASSIGN_OR_RETURN(auto vars,
                        conn_->Query("SELECT @@GLOBAL.local_infile, @@max_allowed_packet", ctx));
   const bool was = load_data_;
-  load_data_ = !vars.empty() && Str(vars[0], 0) == "1";
-  if (!load_data_ && was) {
+  load_data_ = !vars.empty() && Str(vars[0], 0) == "1" && method != "insert";
+  if (!load_data_ && was && !bulk_insert_ && method != "insert") {
     Log(LogLevel::kWarn, kLog,
         "the target has local_infile off: writing with multi-row INSERT statements instead of "
         "LOAD DATA LOCAL INFILE (slower; SET GLOBAL local_infile = 1 to speed it up)",
@@ -705,40 +739,90 @@ Status MysqlSink::WriteWithLoadData(TablePlan* plan, const std::vector<const Bun
   // LOAD DATA LOCAL reports rejected values as warnings: fail with the server's words, each
   // "for column 'c' at row N" (N counts the lines of this LOAD) turned into the source table,
   // column and primary key of that row.
-  std::string detail;
-  auto w = conn_->Query("SHOW WARNINGS LIMIT 5", ctx);
-  if (w.ok()) {
-    for (const TextRow& r : *w) {
-      detail += (detail.empty() ? "" : "; ") + Str(r, 0) + " " + Str(r, 1) + ": " + Str(r, 2);
-      const std::string& text = Str(r, 2);
-      const size_t at = text.rfind(" at row ");
-      if (at == std::string::npos) continue;
-      uint64_t line = std::strtoull(text.c_str() + at + 8, nullptr, 10);
-      if (line == 0) continue;
-      std::string column;
-      if (size_t c = text.find("column '"); c != std::string::npos) {
-        const size_t end = text.find('\'', c + 8);
-        if (end != std::string::npos) column = text.substr(c + 8, end - c - 8);
-      }
-      size_t row = line - 1;
-      for (const BundleRef* ref : bundles) {
-        const Bundle& b = *ref->bundle;
-        if (row >= b.rows()) {
-          row -= b.rows();
-          continue;
+  std::string detail =
+      WarningsDetail(*plan, [&](uint64_t line) -> std::pair<const BundleRef*, size_t> {
+        size_t row = line - 1;
+        for (const BundleRef* ref : bundles) {
+          if (row < ref->bundle->rows()) return {ref, row};
+          row -= ref->bundle->rows();
         }
-        detail += " (source table " + ref->table->QualifiedName();
-        if (!column.empty()) detail += ", column " + column;
-        detail += ", " + RowName(*plan, b, row, ref->id) + ")";
-        break;
-      }
-    }
-  }
+        return {nullptr, 0};
+      });
   if (detail.empty()) detail = info == nullptr ? "no detail" : info;
   return Status::InvalidArgument(ctx + ": the target rejected the data (" +
                                  std::to_string(stream.rows()) + " rows sent, " +
                                  std::to_string(records) + " read, " + std::to_string(skipped) +
                                  " skipped, " + std::to_string(warnings) + " warnings): " + detail);
+}
+
+template <typename Locate>
+std::string MysqlSink::WarningsDetail(const TablePlan& plan, Locate&& locate) {
+  std::string detail;
+  auto w = conn_->Query("SHOW WARNINGS LIMIT 5", "writing " + plan.key);
+  if (!w.ok()) return detail;
+  for (const TextRow& r : *w) {
+    detail += (detail.empty() ? "" : "; ") + Str(r, 0) + " " + Str(r, 1) + ": " + Str(r, 2);
+    const std::string& text = Str(r, 2);
+    const size_t at = text.rfind(" at row ");
+    if (at == std::string::npos) continue;
+    const uint64_t line = std::strtoull(text.c_str() + at + 8, nullptr, 10);
+    if (line == 0) continue;
+    const auto [ref, row] = locate(line);
+    if (ref == nullptr) continue;
+    detail += " (" + RowDetail(plan, *ref, row, ColumnOf(text)) + ")";
+  }
+  return detail;
+}
+
+Status MysqlSink::WriteWithBulkInsert(TablePlan* plan,
+                                      const std::vector<const BundleRef*>& bundles) {
+  const std::string ctx = "writing " + plan->key;
+  if (plan->bulk == nullptr) {
+    DBS_ASSIGN_OR_RETURN(
+        plan->bulk,
+        mysql::BulkInsert::Prepare(conn_.get(), plan->writers, plan->insert_head,
+                                   plan->upsert ? plan->insert_tail : "", max_statement_bytes_));
+  }
+  mysql::BulkInsert& bulk = *plan->bulk;
+  bulk.Clear();  // rows a failed call added and did not execute
+  std::vector<std::pair<const BundleRef*, size_t>> rows;  // the rows of the next execution
+  auto execute = [&]() -> Status {
+    long failed = -1;
+    unsigned warnings = 0;
+    uint64_t affected = 0;
+    Status s = bulk.Execute(ctx, &failed, &warnings, &affected);
+    if (!s.ok()) {
+      if (failed >= 0) {
+        // The server named the row: keep its code and retry class, add the source row.
+        const auto& [ref, row] = rows[static_cast<size_t>(failed)];
+        s = Status(s.code(), s.retryable() ? Retry::kRetry : Retry::kFail,
+                   s.message() + " (" + RowDetail(*plan, *ref, row, ColumnOf(s.message())) + ")");
+      }
+      return s;
+    }
+    const size_t sent = rows.size();
+    if (warnings != 0 || (!plan->upsert && affected != sent)) {
+      std::string detail = WarningsDetail(*plan, [&](uint64_t line) {
+        return line <= rows.size() ? rows[line - 1] : std::pair<const BundleRef*, size_t>{};
+      });
+      return Status::InvalidArgument(
+          ctx + ": the target rejected the data (" + std::to_string(sent) + " rows sent, " +
+          std::to_string(affected) + " written, " + std::to_string(warnings) +
+          " warnings): " + (detail.empty() ? "no detail" : detail));
+    }
+    rows.clear();
+    return Status::Ok();
+  };
+  for (const BundleRef* ref : bundles) {
+    const Bundle& b = *ref->bundle;
+    for (size_t r = 0; r < b.rows(); ++r) {
+      Status s = bulk.AddRow(b, plan->source_index, r);
+      if (!s.ok()) return s.WithContext(ctx + ", " + RowName(*plan, b, r, ref->id));
+      rows.emplace_back(ref, r);
+      if (bulk.full()) DBS_RETURN_IF_ERROR(execute());
+    }
+  }
+  return execute();
 }
 
 Status MysqlSink::WriteWithInsert(TablePlan* plan, const std::vector<const BundleRef*>& bundles) {
@@ -783,6 +867,7 @@ Status MysqlSink::WriteWithInsert(TablePlan* plan, const std::vector<const Bundl
 }
 
 Status MysqlSink::WriteTable(TablePlan* plan, const std::vector<const BundleRef*>& bundles) {
+  if (bulk_insert_) return WriteWithBulkInsert(plan, bundles);
   if (!load_data_) return WriteWithInsert(plan, bundles);
   DBS_RETURN_IF_ERROR(WriteWithLoadData(plan, bundles));
   if (plan->upsert) {
@@ -819,7 +904,7 @@ Result<size_t> MysqlSink::ApplyOnce(const std::vector<BundleRef>& bundles) {
                                    "snapshot rows (inserts) only");
       }
     }
-    if (plans[i]->upsert && load_data_ && !plans[i]->tmp_ready) {
+    if (plans[i]->upsert && load_data_ && !bulk_insert_ && !plans[i]->tmp_ready) {
       // Outside the transaction: MySQL with GTIDs refuses CREATE TEMPORARY TABLE inside one.
       DBS_RETURN_IF_ERROR(conn_->Exec("CREATE TEMPORARY TABLE IF NOT EXISTS " +
                                           plans[i]->tmp_qualified + " LIKE " + plans[i]->qualified,

@@ -18,14 +18,23 @@
 //  - Apply writes in one transaction: per bundle `INSERT INTO _dbstreams.applied ... ON
 //    DUPLICATE KEY UPDATE` (affected rows say whether the id is new; a concurrent writer
 //    inserting the same id blocks on its row lock until that writer commits or rolls back),
-//    then the new bundles' rows with one LOAD DATA LOCAL INFILE per table, streamed from memory
-//    through a local-infile handler (never a file, never the whole batch as one string). When
-//    the server has local_infile off, multi-row INSERTs are used instead (logged once). Upserts
-//    load into a session temporary table and run INSERT ... SELECT ... ON DUPLICATE KEY UPDATE.
+//    then the new bundles' rows, per table, by the target URL parameter writeMethod:
+//      auto (default)  bulk_insert on MariaDB 10.2.7 and later, else load_data
+//      bulk_insert     one prepared INSERT (upsert: ... ON DUPLICATE KEY UPDATE) executed for
+//                      arrays of rows (mysql_bulk_insert.h; each execution under
+//                      max_allowed_packet / 2, at most 8 MB); a rejected value is an error whose
+//                      "at row N" names the source row
+//      load_data       one LOAD DATA LOCAL INFILE per table, streamed from memory through a
+//                      local-infile handler (never a file, never the whole batch as one
+//                      string); upserts load into a session temporary table and run
+//                      INSERT ... SELECT ... ON DUPLICATE KEY UPDATE
+//      insert          multi-row INSERT statements (also load_data's fallback when the server
+//                      has local_infile off, logged once)
 //    LOAD DATA LOCAL turns data errors into warnings (the server cannot stop the client's
-//    upload), so every load's row count and warnings are checked and any warning fails the
-//    transaction with the server's words (naming the column and row). foreign_key_checks is off
-//    for the session; unique_checks is off while loading into tables the stream created.
+//    upload), so every load's (and bulk execution's) row count and warnings are checked and any
+//    warning fails the transaction with the server's words (naming the column and row).
+//    foreign_key_checks is off for the session; unique_checks is off while loading into tables
+//    the stream created.
 //  - Apply writes rows as inserts: bundles carrying CDC updates or deletes are Unsupported
 //    there (ApplyChanges applies them).
 //  - CDC: `_dbstreams`.`cdc_checkpoint`(stream, partition, seq, position_kind, position,
@@ -113,7 +122,9 @@ class MysqlSink : public Sink {
   Status AddColumns(const TableSchema& new_schema, const std::vector<std::string>& added) override;
 
   // True when rows go through LOAD DATA LOCAL INFILE (false: multi-row INSERT fallback).
-  bool uses_load_data() const { return load_data_; }
+  bool uses_load_data() const { return load_data_ && !bulk_insert_; }
+  // True when rows go through MariaDB's bulk INSERT (mysql_bulk_insert.h).
+  bool uses_bulk_insert() const { return bulk_insert_; }
 
   struct TablePlan;  // how one table is written (mysql_sink.cc)
 
@@ -127,6 +138,11 @@ class MysqlSink : public Sink {
   Status WriteTable(TablePlan* plan, const std::vector<const BundleRef*>& bundles);
   Status WriteWithLoadData(TablePlan* plan, const std::vector<const BundleRef*>& bundles);
   Status WriteWithInsert(TablePlan* plan, const std::vector<const BundleRef*>& bundles);
+  Status WriteWithBulkInsert(TablePlan* plan, const std::vector<const BundleRef*>& bundles);
+  // The statement's warnings (SHOW WARNINGS), each "... at row N" followed by the source row
+  // `locate(N)` returns ({nullptr, 0}: none).
+  template <typename Locate>
+  std::string WarningsDetail(const TablePlan& plan, Locate&& locate);
   Result<size_t> ApplyOnce(const std::vector<BundleRef>& bundles);
   // CDC: one step of a planned change batch (sinks/change_plan.h), inside the transaction.
   Status RunStep(const cdc::Step& step, TablePlan* plan);
@@ -164,6 +180,7 @@ class MysqlSink : public Sink {
   SinkOptions options_;
   std::unique_ptr<mysql::MysqlConnection> conn_;
   bool load_data_ = true;
+  bool bulk_insert_ = false;
   bool stale_dropped_ = false;
   bool dropped_bookkeeping_ = false;
   uint64_t max_statement_bytes_ = 4u << 20;
