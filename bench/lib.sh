@@ -90,25 +90,33 @@ treepeak() {
 # fold_rounds N: `results` holds ROUNDS rounds of the same N methods (round r's method i at
 # r * N + i); folds them into N lines, one a method: the wall and CPU seconds of its run with
 # the median wall time, the largest peak RSS of all its runs, and the first round's verdict.
-# A method that failed, or lost rows, in any round keeps that line instead. One machine's
+# A method that lost rows in any round keeps that line instead; rounds that failed are counted
+# on the line, and the median is of the others (of two: the faster). One machine's
 # timings scatter by a fifth from run to run (other tenants, page cache, the servers' own
 # background work); the median of three is what the issue measures.
 fold_rounds() {
   local n=$1 rounds=$((${#results[@]} / $1)) i r folded=()
   for ((i = 0; i < n; i++)); do
-    local runs=() name wall cpu rss ok bad="" maxrss=0 verdict="" line med
+    local runs=() walls="" name wall cpu rss ok bad="" failed=0 first="" maxrss=0 verdict="" line med
     for ((r = 0; r < rounds; r++)); do
       line=${results[$((r * n + i))]}
       IFS='|' read -r name wall cpu rss ok <<< "$line"
-      if [ "$wall" = FAILED ] || [ "$wall" = SKIPPED ]; then bad=${bad:-"$name|$wall"}; continue; fi
+      [ -n "$first" ] || first="$name|$wall"
+      if [ "$wall" = SKIPPED ]; then bad="$name|SKIPPED"; continue; fi
+      # A round that failed (a peer's own error, say) is counted and named, and the median is
+      # taken over the rounds that finished: one bad round does not hide the others.
+      if [ "$wall" = FAILED ]; then failed=$((failed + 1)); continue; fi
       [[ "$ok" == ok* ]] || bad=${bad:-$line}
-      [ "$r" = 0 ] && verdict=$ok
+      [ -n "$verdict" ] || verdict=$ok
       [ "$rss" -gt "$maxrss" ] && maxrss=$rss
       runs+=("$wall|$cpu")
+      walls="$walls${walls:+ / }$wall"
     done
     if [ -n "$bad" ]; then folded+=("$bad"); continue; fi
+    if [ "${#runs[@]}" = 0 ]; then folded+=("$first"); continue; fi
     med=$(printf '%s\n' "${runs[@]}" | sort -t'|' -k1,1g | sed -n "$(((${#runs[@]} + 1) / 2))p")
-    [ "$rounds" -gt 1 ] && verdict="$verdict, median of $rounds"
+    [ "$rounds" -gt 1 ] && verdict="$verdict, median of ${#runs[@]} ($walls s)"
+    [ "$failed" = 0 ] || verdict="$verdict, FAILED in $failed of $rounds rounds"
     folded+=("$name|${med%%|*}|${med#*|}|$maxrss|$verdict")
   done
   results=(${folded[@]+"${folded[@]}"})
