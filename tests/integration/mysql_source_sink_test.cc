@@ -629,7 +629,8 @@ TEST_F(MysqlSourceSinkTest, LoadDataWhenAskedFor) {
 }
 
 // The source reads with prepared statements (binary protocol); a server that forbids them
-// (max_prepared_stmt_count = 0) is read with the text protocol, with the same values.
+// (max_prepared_stmt_count = 0) is read with the text protocol, and written with LOAD DATA
+// instead of bulk INSERTs, with the same values.
 TEST_F(MysqlSourceSinkTest, TextProtocolWhenTheServerPreparesNoStatements) {
   ForgetStreams({"zoo-text"});
   MakeZoo("zoo_src3", "zoo_txt");
@@ -656,8 +657,15 @@ TEST_F(MysqlSourceSinkTest, TextProtocolWhenTheServerPreparesNoStatements) {
   so.target_schema = "zoo_txt";
   ASSERT_OK_AND_ASSIGN(auto sink, MysqlSink::Open(Config(""), so));
   ASSERT_OK(sink->PrepareTable(t).status());
-  ASSERT_OK_AND_ASSIGN(size_t written, WriteAll(sink.get(), t, bundles, "zoo"));
-  EXPECT_EQ(written, bundles.size());
+  EXPECT_TRUE(sink->uses_bulk_insert());
+  // The sink's bulk INSERT cannot be prepared either: the rows go by LOAD DATA instead.
+  Exec("SET GLOBAL max_prepared_stmt_count = 0");
+  auto written = WriteAll(sink.get(), t, bundles, "zoo");
+  Exec("SET GLOBAL max_prepared_stmt_count = " + before);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(*written, bundles.size());
+  EXPECT_FALSE(sink->uses_bulk_insert());
+  EXPECT_TRUE(sink->uses_load_data());
   ExpectSameRows("zoo_src3", "zoo_txt", "zoo");
 }
 

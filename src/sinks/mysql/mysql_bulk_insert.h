@@ -45,7 +45,8 @@ class BulkInsert {
   // Prepares `head` (INSERT INTO `db`.`t` (`a`, ...) VALUES ) + one row of placeholders +
   // `tail` (empty, or ON DUPLICATE KEY UPDATE ...) on `conn`, which must outlive this object.
   // `max_bytes`: Execute is due once the rows added take about this many bytes on the wire
-  // (keep it under max_allowed_packet).
+  // (keep it under max_allowed_packet). Unsupported when the server will not prepare the
+  // statement (max_prepared_stmt_count reached or 0, a proxy without prepared statements).
   static Result<std::unique_ptr<BulkInsert>> Prepare(MysqlConnection* conn,
                                                      const std::vector<ColumnWriter>& writers,
                                                      const std::string& head,

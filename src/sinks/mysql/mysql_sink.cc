@@ -778,10 +778,23 @@ Status MysqlSink::WriteWithBulkInsert(TablePlan* plan,
                                       const std::vector<const BundleRef*>& bundles) {
   const std::string ctx = "writing " + plan->key;
   if (plan->bulk == nullptr) {
-    DBS_ASSIGN_OR_RETURN(
-        plan->bulk,
+    auto prepared =
         mysql::BulkInsert::Prepare(conn_.get(), plan->writers, plan->insert_head,
-                                   plan->upsert ? plan->insert_tail : "", max_statement_bytes_));
+                                   plan->upsert ? plan->insert_tail : "", max_statement_bytes_);
+    if (!prepared.ok()) {
+      if (prepared.status().code() != StatusCode::kUnsupported) return prepared.status();
+      // The same rows by LOAD DATA (or INSERT statements) from now on, for every table.
+      Log(LogLevel::kWarn, kLog,
+          prepared.status().message() +
+              ": writing with LOAD DATA LOCAL INFILE instead of bulk INSERTs (more server CPU)",
+          {F("endpoint", conn_->endpoint()), F("table", plan->key)});
+      bulk_insert_ = false;
+      // An upsert by LOAD DATA needs its temporary table made before the transaction, which
+      // is open: this batch goes by INSERT statements.
+      if (plan->upsert || !load_data_) return WriteWithInsert(plan, bundles);
+      return WriteWithLoadData(plan, bundles);
+    }
+    plan->bulk = std::move(prepared).value();
   }
   mysql::BulkInsert& bulk = *plan->bulk;
   bulk.Clear();  // rows a failed call added and did not execute

@@ -23,7 +23,8 @@
 //      bulk_insert     one prepared INSERT (upsert: ... ON DUPLICATE KEY UPDATE) executed for
 //                      arrays of rows (mysql_bulk_insert.h; each execution under
 //                      max_allowed_packet / 2, at most 8 MB); a rejected value is an error whose
-//                      "at row N" names the source row
+//                      "at row N" names the source row; a server that will not prepare it
+//                      (max_prepared_stmt_count, a proxy) gets load_data instead (logged)
 //      load_data       one LOAD DATA LOCAL INFILE per table, streamed from memory through a
 //                      local-infile handler (never a file, never the whole batch as one
 //                      string); upserts load into a session temporary table and run
