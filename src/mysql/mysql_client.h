@@ -72,6 +72,11 @@ Status MysqlError(unsigned code, std::string_view sqlstate, std::string_view ser
 
 // `name` with backticks around it and every backtick doubled.
 std::string QuoteName(std::string_view name);
+
+// True for the errors of a server that will not prepare a statement: max_prepared_stmt_count
+// reached or 0 (ER_MAX_PREPARED_STMT_COUNT_REACHED, 1461), or no prepared statements at all,
+// as behind some proxies (ER_UNSUPPORTED_PS, 1295). The caller goes on without one.
+inline bool RefusesPreparedStatements(unsigned code) { return code == 1461 || code == 1295; }
 // `schema`.`name`, or `name` when schema is empty.
 std::string QuoteQualified(std::string_view schema, std::string_view name);
 

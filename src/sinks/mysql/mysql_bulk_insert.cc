@@ -78,9 +78,7 @@ Result<std::unique_ptr<BulkInsert>> BulkInsert::Prepare(MysqlConnection* conn,
   b->stmt_ = mysql_stmt_init(conn->handle());
   if (b->stmt_ == nullptr) return conn->LastError("preparing a bulk INSERT");
   if (mysql_stmt_prepare(b->stmt_, sql.data(), static_cast<unsigned long>(sql.size())) != 0) {
-    const unsigned code = mysql_stmt_errno(b->stmt_);
-    // max_prepared_stmt_count reached (or 0), or a proxy without prepared statements.
-    if (code == 1461 || code == 1295) {
+    if (RefusesPreparedStatements(mysql_stmt_errno(b->stmt_))) {
       return Status::Unsupported(std::string("the target does not prepare statements (") +
                                  mysql_stmt_error(b->stmt_) + ")");
     }

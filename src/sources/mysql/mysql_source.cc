@@ -29,9 +29,6 @@ using mysql::TextRow;
 namespace {
 
 constexpr const char* kLog = "mysql";
-// ER_MAX_PREPARED_STMT_COUNT_REACHED and ER_UNSUPPORTED_PS.
-constexpr unsigned kMaxPreparedStatements = 1461;
-constexpr unsigned kUnsupportedPrepared = 1295;
 
 const std::string& Str(const TextRow& row, size_t i) {
   static const std::string kEmpty;
@@ -292,7 +289,7 @@ Status MysqlRowReader::Start(const std::string& sql) {
     // max_prepared_stmt_count reached (0 on servers that forbid prepared statements), or a
     // proxy or server without them: the text protocol reads the same values, at a higher
     // cost to the server.
-    if (code != kMaxPreparedStatements && code != kUnsupportedPrepared) {
+    if (!mysql::RefusesPreparedStatements(code)) {
       return conn_->StmtError(stmt_, ctx);
     }
     if (owner_->FirstTextFallback()) {
