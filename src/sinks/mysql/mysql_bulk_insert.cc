@@ -107,10 +107,8 @@ Status BulkInsert::AddValue(Column& c, const ColumnVector& col, size_t row) {
       bytes_ += 8;
       return Status::Ok();
     case Bind::kDouble: {
-      const double v = col.type() == LogicalType::kFloat32
-                           ? static_cast<double>(col.GetFloat32(row))
-                           : col.GetFloat64(row);
-      DBS_RETURN_IF_ERROR(CheckStorableDouble(w, col, row, v));
+      double v;
+      DBS_RETURN_IF_ERROR(CellDouble(w, col, row, &v));
       c.doubles.push_back(v);
       bytes_ += 8;
       return Status::Ok();

@@ -343,7 +343,9 @@ Status CellCivil(const ColumnWriter& w, const ColumnVector& col, size_t row, Civ
   return Status::Ok();
 }
 
-Status CheckStorableDouble(const ColumnWriter& w, const ColumnVector& col, size_t row, double v) {
+Status CellDouble(const ColumnWriter& w, const ColumnVector& col, size_t row, double* out) {
+  const double v = col.type() == LogicalType::kFloat32 ? static_cast<double>(col.GetFloat32(row))
+                                                       : col.GetFloat64(row);
   if (!std::isfinite(v)) {
     return Reject(w, col.Get(row).ToString() +
                          " cannot be stored in MySQL (no NaN or infinity in FLOAT/DOUBLE)");
@@ -352,6 +354,7 @@ Status CheckStorableDouble(const ColumnWriter& w, const ColumnVector& col, size_
     // MySQL and MariaDB store -0 as 0 whatever the input form: refuse rather than change it.
     return Reject(w, "-0 cannot be stored in MySQL (FLOAT/DOUBLE store it as 0)");
   }
+  *out = v;
   return Status::Ok();
 }
 
@@ -385,10 +388,8 @@ Status CellText(const ColumnWriter& w, const ColumnVector& col, size_t row, std:
       return Status::Ok();
     }
     case TextKind::kFloat: {
-      const double v = col.type() == LogicalType::kFloat32
-                           ? static_cast<double>(col.GetFloat32(row))
-                           : col.GetFloat64(row);
-      DBS_RETURN_IF_ERROR(CheckStorableDouble(w, col, row, v));
+      double v;
+      DBS_RETURN_IF_ERROR(CellDouble(w, col, row, &v));
       AppendShortestDouble(v, out);
       return Status::Ok();
     }

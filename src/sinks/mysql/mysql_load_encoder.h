@@ -78,9 +78,9 @@ Status CellText(const ColumnWriter& w, const ColumnVector& col, size_t row, std:
 // when MySQL cannot hold it (infinities, years outside 0..9999); zero dates kept.
 Status CellCivil(const ColumnWriter& w, const ColumnVector& col, size_t row, CivilDateTime* out);
 
-// OK when `v` (cell `row` of `col`) can be stored in a FLOAT/DOUBLE column as it is: not NaN,
-// not an infinity, not -0.
-Status CheckStorableDouble(const ColumnWriter& w, const ColumnVector& col, size_t row, double v);
+// The value of float cell `row` (not NULL; kFloat32 widened exactly) for a kFloat writer:
+// rejected when a FLOAT/DOUBLE column cannot store it as it is (NaN, infinities, -0).
+Status CellDouble(const ColumnWriter& w, const ColumnVector& col, size_t row, double* out);
 
 // Appends `text` escaped for LOAD DATA with FIELDS ESCAPED BY '\\' TERMINATED BY '\t' and
 // LINES TERMINATED BY '\n': backslash, tab, newline, carriage return and NUL become \\, \t,
