@@ -9,9 +9,8 @@ namespace dbs::mysql {
 
 namespace {
 
-bool NumericTarget(const std::string& dt) {
-  return IsIntegralType(dt) || IsFloatingType(dt) || dt == "decimal" || dt == "numeric";
-}
+// Not YEAR: the number 0 stores year 0000, the text path's '0' year 2000; YEAR goes as text.
+bool NumericTarget(const std::string& dt) { return IsNumericType(dt) && dt != "year"; }
 
 // Bytes a value takes in the bulk packet besides its indicator: length prefix and data.
 uint64_t WireBytes(size_t n) { return n + (n < 251 ? 1 : 9); }
@@ -40,13 +39,13 @@ Result<std::unique_ptr<BulkInsert>> BulkInsert::Prepare(MysqlConnection* conn,
     const bool plain = w.expression.empty();
     switch (w.kind) {
       case TextKind::kSigned:
-        if (plain && NumericTarget(dt)) c.bind = Bind::kInt64;
-        break;
       case TextKind::kUnsigned:
-        if (plain && NumericTarget(dt)) c.bind = Bind::kUInt64;
-        break;
       case TextKind::kBool:
-        if (plain && NumericTarget(dt)) c.bind = Bind::kBool;
+        if (plain && NumericTarget(dt)) {
+          c.bind = w.kind == TextKind::kSigned     ? Bind::kInt64
+                   : w.kind == TextKind::kUnsigned ? Bind::kUInt64
+                                                   : Bind::kBool;
+        }
         break;
       case TextKind::kFloat:
         if (plain && IsFloatingType(dt)) c.bind = Bind::kDouble;
@@ -157,6 +156,33 @@ Status BulkInsert::AddValue(Column& c, const ColumnVector& col, size_t row) {
   return Status::Internal("unknown bulk binding");
 }
 
+void BulkInsert::AddNullSlot(Column& c) {
+  // Keeps the arrays row-aligned: a NULL row holds a slot the server does not read.
+  switch (c.bind) {
+    case Bind::kInt64:
+    case Bind::kUInt64:
+    case Bind::kBool:
+      c.ints.push_back(0);
+      break;
+    case Bind::kDouble:
+      c.doubles.push_back(0);
+      break;
+    case Bind::kDate:
+    case Bind::kDateTime:
+      c.times.emplace_back();
+      break;
+    case Bind::kBytes:
+    case Bind::kBlob:
+      c.ptrs.push_back(nullptr);
+      c.lengths.push_back(0);
+      break;
+    case Bind::kText:
+      c.offsets.push_back(c.text.size());
+      c.lengths.push_back(0);
+      break;
+  }
+}
+
 Status BulkInsert::AddRow(const Bundle& b, const std::vector<size_t>& source_index, size_t row) {
   for (size_t j = 0; j < columns_.size(); ++j) {
     Column& c = columns_[j];
@@ -164,50 +190,12 @@ Status BulkInsert::AddRow(const Bundle& b, const std::vector<size_t>& source_ind
     const bool null = col.IsNull(row);
     c.indicators.push_back(null ? STMT_INDICATOR_NULL : STMT_INDICATOR_NONE);
     ++bytes_;
-    Status s;
-    if (!null) {
-      s = AddValue(c, col, row);
-    } else {
-      // Keep the arrays row-aligned: a NULL row holds a slot the server does not read.
-      switch (c.bind) {
-        case Bind::kInt64:
-        case Bind::kUInt64:
-        case Bind::kBool:
-          c.ints.push_back(0);
-          break;
-        case Bind::kDouble:
-          c.doubles.push_back(0);
-          break;
-        case Bind::kDate:
-        case Bind::kDateTime:
-          c.times.emplace_back();
-          break;
-        case Bind::kBytes:
-        case Bind::kBlob:
-          c.ptrs.push_back(nullptr);
-          c.lengths.push_back(0);
-          break;
-        case Bind::kText:
-          c.offsets.push_back(c.text.size());
-          c.lengths.push_back(0);
-          break;
-      }
+    if (null) {
+      AddNullSlot(c);
+      continue;
     }
-    if (!s.ok()) {
-      // Drop what columns 0..j took of this row.
-      for (size_t k = 0; k <= j; ++k) {
-        Column& d = columns_[k];
-        d.indicators.resize(rows_);
-        if (d.ints.size() > rows_) d.ints.resize(rows_);
-        if (d.doubles.size() > rows_) d.doubles.resize(rows_);
-        if (d.times.size() > rows_) d.times.resize(rows_);
-        if (d.ptrs.size() > rows_) d.ptrs.resize(rows_);
-        if (d.lengths.size() > rows_) d.lengths.resize(rows_);
-        if (d.offsets.size() > rows_) {
-          d.text.resize(d.offsets[rows_]);
-          d.offsets.resize(rows_);
-        }
-      }
+    if (Status s = AddValue(c, col, row); !s.ok()) {
+      Clear();  // the arrays are no longer row-aligned
       return s;
     }
   }

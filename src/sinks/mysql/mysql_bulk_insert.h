@@ -56,11 +56,8 @@ class BulkInsert {
   BulkInsert& operator=(const BulkInsert&) = delete;
 
   // Adds row `row` of `b`; written column j takes bundle column source_index[j]. On error
-  // (InvalidArgument naming the column) nothing of the row is kept.
+  // (InvalidArgument naming the column) every row added since the last Execute is dropped.
   Status AddRow(const Bundle& b, const std::vector<size_t>& source_index, size_t row);
-  size_t rows() const { return rows_; }
-  // Forgets the rows added and not executed (after an error in the middle of a batch).
-  void Clear();
   bool full() const { return bytes_ >= max_bytes_; }
 
   // Executes the statement for the rows added and forgets them (also on error). On a server
@@ -98,6 +95,9 @@ class BulkInsert {
 
   BulkInsert(MysqlConnection* conn, uint64_t max_bytes) : conn_(conn), max_bytes_(max_bytes) {}
   Status AddValue(Column& c, const ColumnVector& col, size_t row);
+  static void AddNullSlot(Column& c);
+  // Forgets the rows added and not executed.
+  void Clear();
 
   MysqlConnection* conn_;
   MYSQL_STMT* stmt_ = nullptr;

@@ -796,8 +796,7 @@ Status MysqlSink::WriteWithBulkInsert(TablePlan* plan,
     }
     plan->bulk = std::move(prepared).value();
   }
-  mysql::BulkInsert& bulk = *plan->bulk;
-  bulk.Clear();  // rows a failed call added and did not execute
+  mysql::BulkInsert& bulk = *plan->bulk;  // holds no rows: AddRow and Execute drop them on error
   std::vector<std::pair<const BundleRef*, size_t>> rows;  // the rows of the next execution
   auto execute = [&]() -> Status {
     long failed = -1;
