@@ -22,6 +22,37 @@ if (!accessKey || !secretKey) {
   console.error('serve.js: --access-key and --secret-key are required');
   process.exit(2);
 }
+// The package's filesystem store, mended for concurrent requests. Its deleteObject removes the
+// key's parent folders once they look empty with a *recursive* removal, so an object that
+// another request writes into such a folder in between is deleted with it (two writers staging
+// and deleting objects under one prefix lost a freshly written object this way, and got HTTP
+// 500 for the folder removed twice). S3 has no folders: here a folder is removed only while it
+// is empty (rmdir, never recursive). A write whose folder is removed between its creation and
+// the write still fails with HTTP 500, which S3 clients retry (ours does).
+const path = require('node:path');
+const fsp = require('node:fs').promises;
+const FilesystemStore = require('@20minutes/s3rver/lib/stores/filesystem');
+FilesystemStore.prototype.deleteObject = async function deleteObject(bucket, key) {
+  await Promise.all(
+    ['object', 'object.md5', 'metadata.json'].map((r) =>
+      fsp.unlink(this.getResourcePath(bucket, key, r)).catch((err) => {
+        if (err.code !== 'ENOENT') throw err;
+      })
+    )
+  );
+  const bucketPath = this.getBucketPath(bucket);
+  const parts = key.split('/');
+  parts.pop();
+  for (; parts.length; parts.pop()) {
+    try {
+      await fsp.rmdir(path.join(bucketPath, ...parts));
+    } catch (err) {
+      if (err.code === 'ENOTEMPTY' || err.code === 'EEXIST' || err.code === 'ENOENT') break;
+      throw err;
+    }
+  }
+};
+
 Account.DUMMY_ACCOUNT.revokeAccessKey('S3RVER');
 Account.DUMMY_ACCOUNT.createKeyPair(accessKey, secretKey);
 
