@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <condition_variable>
 #include <filesystem>
 #include <mutex>
 #include <thread>
@@ -144,12 +145,21 @@ Result<RunSummary> RunLocal(const StreamConfig& stream_config, const LocalRunOpt
                     watch_conn.get(), bus::SubjectProgress(config.name),
                     [&board](std::string_view, std::string_view data) { board.OnSample(data); }));
 
+  // Wakes the watch loop below as soon as the reader or a writer ends, rather than at its next
+  // progress tick.
+  std::mutex ended_mu;
+  std::condition_variable ended_cv;
+  auto ended = [&] {
+    { std::lock_guard<std::mutex> l(ended_mu); }
+    ended_cv.notify_all();
+  };
   StreamReader reader(config, reader_conn.get());
   Result<StreamReaderResult> reader_result = Status::Internal("reader did not run");
   std::atomic<bool> reader_done{false};
   std::thread reader_thread([&] {
     reader_result = reader.Run();
     reader_done.store(true);
+    ended();
   });
 
   const int n = std::max(1, options.writers);
@@ -176,6 +186,7 @@ Result<RunSummary> RunLocal(const StreamConfig& stream_config, const LocalRunOpt
       writer_threads.emplace_back([&, i] {
         writer_status[static_cast<size_t>(i)] = writers[static_cast<size_t>(i)]->Run();
         writers_running.fetch_sub(1);
+        ended();
       });
     }
   } else {
@@ -185,8 +196,15 @@ Result<RunSummary> RunLocal(const StreamConfig& stream_config, const LocalRunOpt
   // Watch: progress, the plan (for names and estimates), and failures of either side.
   bool have_plan = false;
   bool drained = false;
+  bool reader_seen_done = false;
   while (writers_running.load() > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    {
+      std::unique_lock<std::mutex> l(ended_mu);
+      ended_cv.wait_for(l, std::chrono::milliseconds(200), [&] {
+        return writers_running.load() == 0 || (reader_done.load() && !reader_seen_done);
+      });
+    }
+    reader_seen_done = reader_seen_done || reader_done.load();
     if (!have_plan) {
       auto plan = reader_conn->GetLastMessage(bus::JetStreamName(config.name),
                                               bus::SubjectPlan(config.name));

@@ -137,6 +137,7 @@ bool LoadWriter::IdleCommitDue(std::chrono::steady_clock::time_point oldest,
   const std::string js = bus::JetStreamName(config_.name);
   // The reader published every bundle: nothing more is coming.
   auto done = nats_->GetLastMessage(js, bus::SubjectDone(config_.name));
+  reader_done_seen_ = reader_done_seen_ || done.ok();
   if (done.ok() || done.status().code() != StatusCode::kNotFound) return true;
   // Nothing waits on the broker and the writers hold half the reader's window: the reader may
   // be waiting for these acknowledgements. (An error asking: commit, to be safe.)
@@ -162,6 +163,7 @@ Result<bool> LoadWriter::CheckFinished(Sink* sink) {
     if (done.status().code() == StatusCode::kNotFound) return false;
     return done.status();
   }
+  reader_done_seen_ = true;
   DBS_ASSIGN_OR_RETURN(auto cs, nats_->GetConsumerState(js, bus::WritersDurable(config_.name)));
   if (cs.num_pending != 0 || cs.num_ack_pending != 0) return false;
   // All data is committed. Make sure every table exists (empty tables sent no bundle).
@@ -248,6 +250,9 @@ Status LoadWriter::Run() {
   std::string run;
   std::string finished_run;  // a run that had ended before this writer looked (skipped)
   bool first_look = true;
+  // Polled often at first (a reader started with this writer publishes its plan within a
+  // fraction of a second), then every 100 ms.
+  std::chrono::milliseconds poll{10};
   while (true) {
     auto plan = nats_->GetLastMessage(js, bus::SubjectPlan(config_.name));
     Status waited = plan.status();
@@ -297,7 +302,8 @@ Status LoadWriter::Run() {
                  ? Status::Cancelled("stopped")
                  : waited.WithContext("waiting for the reader's plan of stream " + config_.name);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(poll);
+    poll = std::min(poll * 2, std::chrono::milliseconds(100));
   }
   SinkOptions so = WriterSinkOptions(config_, run);
   if (const int parts = plan_.value("objectParts", 0); parts > 0) {
@@ -389,6 +395,10 @@ Status LoadWriter::Run() {
     }
     return c;
   };
+  constexpr std::chrono::milliseconds kFirstFinishingWait{10};
+  std::chrono::milliseconds finishing_wait = kFirstFinishingWait;
+  // A writer that joins late (or a small table) may find everything published already.
+  reader_done_seen_ = nats_->GetLastMessage(js, bus::SubjectDone(config_.name)).status().ok();
   while (!stop_.load()) {
     if (paused_.load()) {
       if (!staged.empty()) {
@@ -397,7 +407,17 @@ Status LoadWriter::Run() {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
-    DBS_ASSIGN_OR_RETURN(auto msgs, consumer->Fetch(sizer.batch(), options_.fetch_wait));
+    // Once the reader has published every bundle, an empty fetch means the run is finishing
+    // (the other writers commit their last rows, or the winner builds the keys): look again
+    // soon, then less often, rather than a whole fetch_wait later.
+    DBS_ASSIGN_OR_RETURN(
+        auto msgs,
+        consumer->Fetch(sizer.batch(), reader_done_seen_ ? finishing_wait : options_.fetch_wait));
+    if (!msgs.empty()) finishing_wait = kFirstFinishingWait;
+    if (!reader_done_seen_ && msgs.size() < static_cast<size_t>(sizer.batch())) {
+      // Caught up with the reader: has it published everything?
+      reader_done_seen_ = nats_->GetLastMessage(js, bus::SubjectDone(config_.name)).status().ok();
+    }
     if (msgs.empty() && !staged.empty()) {
       // Nothing more for now: commit when more rows are not coming soon, or somebody waits.
       if (!IdleCommitDue(staged_since, staged_bytes / staged.size())) continue;
@@ -418,6 +438,7 @@ Status LoadWriter::Run() {
         if (config_.mode == StreamMode::kLoad) return Status::Ok();
         return RunCdc(sink);
       }
+      finishing_wait = std::min(finishing_wait * 2, options_.fetch_wait);
       continue;
     }
     // Decode and group; the bundles stay alive until the batch is applied.

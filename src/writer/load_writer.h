@@ -135,6 +135,8 @@ class LoadWriter {
   nlohmann::json plan_;
   std::optional<security::DataCipher> cipher_;  // set by Run() when busEncryption is on
   bool won_completion_ = false;
+  // The reader's done event was seen: every bundle is on the bus, none will come later.
+  bool reader_done_seen_ = false;
   std::optional<RunPlan> run_plan_;  // made at the start (tables), objects filled at the end
   std::vector<SchemaObject> objects_;
 };
