@@ -119,6 +119,9 @@ Result<std::unique_ptr<EmbeddedNats>> EmbeddedNats::Start(const EmbeddedNatsOpti
 
   auto deadline = std::chrono::steady_clock::now() + o.start_timeout;
   Status last = Status::Unavailable("not started");
+  // nats-server listens some tens of milliseconds after its start: looked for every 5 ms at
+  // first, then less often.
+  std::chrono::milliseconds poll{5};
   while (std::chrono::steady_clock::now() < deadline) {
     if (!n->child_->Running()) {
       return Status::Unavailable("nats-server exited during startup:\n" + FileTail(n->log_file_));
@@ -142,7 +145,8 @@ Result<std::unique_ptr<EmbeddedNats>> EmbeddedNats::Start(const EmbeddedNatsOpti
         last = conn.status();
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(poll);
+    poll = std::min(poll * 2, std::chrono::milliseconds(50));
   }
   return Status::Timeout("nats-server did not become ready: " + last.ToString() + "\n" +
                          FileTail(n->log_file_));
