@@ -122,7 +122,7 @@ class MysqlSink : public Sink {
   Result<size_t> ApplyChanges(const ChangeBatch& batch) override;
   Status AddColumns(const TableSchema& new_schema, const std::vector<std::string>& added) override;
 
-  // True when rows go through LOAD DATA LOCAL INFILE (false: multi-row INSERT fallback).
+  // True when rows go through LOAD DATA LOCAL INFILE (false: bulk INSERT or multi-row INSERT).
   bool uses_load_data() const { return load_data_ && !bulk_insert_; }
   // True when rows go through MariaDB's bulk INSERT (mysql_bulk_insert.h).
   bool uses_bulk_insert() const { return bulk_insert_; }
