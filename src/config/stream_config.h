@@ -98,8 +98,10 @@ struct StreamConfig {
   WriteMode write_mode = WriteMode::kAppend;
   StructureOptions structure;
   StreamLimits limits;
-  int readers = 2;                // parallel read connections
-  uint64_t split_rows = 250'000;  // tables larger than this are split into chunks of it
+  int readers = 2;  // parallel read connections
+  // Tables larger than this are split into chunks of it (splitRows); 0: the source's default
+  // (Source::DefaultSplitRows: MySQL/MariaDB 250,000; PostgreSQL no split).
+  uint64_t split_rows = 0;
   Compression compression = Compression::kLz4;
   ZeroDatePolicy zero_date = ZeroDatePolicy::kError;
   MalformedRows malformed_rows = MalformedRows::kFail;  // file sources only

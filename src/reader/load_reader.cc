@@ -363,7 +363,9 @@ Result<ReaderStats> LoadReader::Run() {
     if (!options_.read_data) {
       // mode cdc: structure only
     } else if (t.selector.query.empty() && config_.limits.rows == 0) {
-      DBS_ASSIGN_OR_RETURN(ranges, source->Split(t.schema, config_.split_rows));
+      const uint64_t split =
+          config_.split_rows != 0 ? config_.split_rows : source->DefaultSplitRows();
+      DBS_ASSIGN_OR_RETURN(ranges, source->Split(t.schema, split));
     }
     if (!options_.read_data) {
     } else if (ranges.empty()) {

@@ -111,8 +111,10 @@ class Source {
     (void)tables;
     return std::vector<SchemaObject>();
   }
+  // The chunk size (rows) a stream without splitRows reads a table in; 0: one chunk a table.
+  virtual uint64_t DefaultSplitRows() const { return 250'000; }
   // Chunk ranges of about `rows_per_chunk` rows; one open range when the table has no
-  // single-column integer primary key or is small.
+  // single-column integer primary key or is small, or rows_per_chunk is 0.
   virtual Result<std::vector<KeyRange>> Split(const TableSchema& table,
                                               uint64_t rows_per_chunk) = 0;
   // Pins a consistent snapshot for up to `max_readers` parallel readers.

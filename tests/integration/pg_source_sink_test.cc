@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -560,6 +561,84 @@ TEST_F(PgSourceSinkTest, ParallelChunksOfOneSnapshot) {
   }
   EXPECT_EQ(heap_rows, 90000u);
   EXPECT_EQ(heap_sum, 90000ull * 90001ull / 2);
+}
+
+// A table's chunks are read on the connections of earlier chunks whose COPY ended cleanly
+// (still in the snapshot's transaction), not on a new server backend each; a reader dropped
+// before its end, or one that failed, does not hand its connection back, and the next reader
+// still reads exactly the snapshot.
+TEST_F(PgSourceSinkTest, ChunkReadersReuseCleanConnections) {
+  ASSERT_OK(
+      pg_->Exec("CREATE TABLE reuse (id bigint PRIMARY KEY, v text);"
+                "INSERT INTO reuse SELECT i, md5(i::text) FROM generate_series(1, 30000) i;"
+                "ANALYZE reuse",
+                src_db_));
+  auto source = OpenSource();
+  ASSERT_TRUE(source);
+  ASSERT_OK_AND_ASSIGN(TableSchema t, source->Describe({"public", "reuse"}));
+  ASSERT_OK_AND_ASSIGN(std::vector<KeyRange> ranges, source->Split(t, 10000));
+  ASSERT_EQ(ranges.size(), 3u);
+  ASSERT_OK_AND_ASSIGN(auto snap, source->BeginSnapshot(1));
+  ASSERT_OK(pg_->Exec("DELETE FROM reuse WHERE id % 2 = 0", src_db_));  // after the snapshot
+  // The server backends of this database whose last statement was a reader's COPY (running,
+  // or idle in the snapshot's transaction).
+  auto backends = [&]() -> std::set<std::string> {
+    std::set<std::string> out;
+    auto rows = pg_->Query(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+        "AND state <> 'idle' AND query LIKE 'COPY (SELECT %'",
+        src_db_);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    if (rows.ok()) {
+      for (const auto& r : *rows) out.insert(r[0].value_or(""));
+    }
+    return out;
+  };
+  // Reads `range` to its end (or only its first bundle); the rows' count and id sum, and the
+  // backends while the reader was open.
+  std::set<std::string> seen;
+  auto read = [&](const KeyRange& range, bool to_end, uint64_t* rows, uint64_t* sum) {
+    ReadSpec spec;
+    spec.table = t;
+    spec.range = range;
+    ASSERT_OK_AND_ASSIGN(auto reader, snap->OpenReader(spec));
+    seen = backends();
+    for (bool more = true; more;) {
+      Bundle b;
+      ASSERT_OK_AND_ASSIGN(more, reader->Next(&b, 1000, 1u << 20));
+      for (size_t k = 0; k < b.rows(); ++k) *sum += static_cast<uint64_t>(b.columns[0].GetInt(k));
+      *rows += b.rows();
+      if (!to_end) break;
+    }
+  };
+  uint64_t rows = 0, sum = 0;
+  read(ranges[0], true, &rows, &sum);
+  const std::set<std::string> first = seen;
+  ASSERT_EQ(first.size(), 1u);
+  read(ranges[1], true, &rows, &sum);
+  EXPECT_EQ(seen, first) << "a chunk reader started a backend of its own";
+  read(ranges[2], true, &rows, &sum);
+  EXPECT_EQ(seen, first) << "a chunk reader started a backend of its own";
+  EXPECT_EQ(rows, 30000u);  // the snapshot's rows, not the deletes after it
+  EXPECT_EQ(sum, 30000ull * 30001ull / 2);
+
+  // Dropped after its first bundle: its connection is closed, not handed to the next reader.
+  uint64_t part_rows = 0, part_sum = 0;
+  read(ranges[0], false, &part_rows, &part_sum);
+  EXPECT_EQ(part_rows, 1000u);
+  EXPECT_EQ(seen, first);
+  // A reader that fails (a filter the server rejects) is not handed back either.
+  ReadSpec bad;
+  bad.table = t;
+  bad.filter = "no_such_column > 0";
+  EXPECT_FALSE(snap->OpenReader(bad).ok());
+  rows = sum = 0;
+  read(ranges[0], true, &rows, &sum);
+  EXPECT_NE(seen, first) << "a dropped or failed reader's connection was handed on";
+  read(ranges[1], true, &rows, &sum);
+  read(ranges[2], true, &rows, &sum);
+  EXPECT_EQ(rows, 30000u);
+  EXPECT_EQ(sum, 30000ull * 30001ull / 2);
 }
 
 // --- errors ------------------------------------------------------------------------------------

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "postgres/pg_client.h"
 #include "postgres/pg_types.h"
@@ -17,6 +20,15 @@ namespace {
 using pg::ConnPtr;
 using pg::ResultPtr;
 
+// Connections of one snapshot between readers: a chunk's reader takes one (or a new one joins
+// the snapshot) and hands it back when its COPY ended cleanly. A server backend costs far more
+// to start and warm (its own process, mapping the shared buffers it touches: about 0.4 CPU s
+// each on 2026-12-07's machine, see docs/benchmarks.md) than a COPY of a chunk on a warm one.
+struct PgReaderPool {
+  std::mutex mu;
+  std::vector<ConnPtr> idle;  // idle in the snapshot's transaction
+};
+
 class PgSnapshot : public Snapshot {
  public:
   PgSnapshot(ConnectionConfig config, ConnPtr conn, std::string id, SourcePosition position)
@@ -27,15 +39,32 @@ class PgSnapshot : public Snapshot {
 
   const SourcePosition& position() const override { return position_; }
 
-  // Thread-safe: touches only immutable members; the new connection is the reader's.
+  // Thread-safe: touches only immutable members and the pool (under its lock); the connection
+  // is the reader's until it hands it back.
   Result<std::unique_ptr<RowReader>> OpenReader(const ReadSpec& spec) override {
-    DBS_ASSIGN_OR_RETURN(ConnPtr conn, pg::Connect(config_));
-    DBS_RETURN_IF_ERROR(pg::Command(conn.get(),
-                                    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
-                                    "SET TRANSACTION SNAPSHOT " +
-                                        pg::QuoteLiteral(id_),
-                                    "importing snapshot " + id_));
-    return pg::OpenRowReader(std::move(conn), spec);
+    ConnPtr conn;
+    {
+      std::lock_guard<std::mutex> l(pool_->mu);
+      if (!pool_->idle.empty()) {
+        conn = std::move(pool_->idle.back());
+        pool_->idle.pop_back();
+      }
+    }
+    if (!conn) {
+      DBS_ASSIGN_OR_RETURN(conn, pg::Connect(config_));
+      DBS_RETURN_IF_ERROR(pg::Command(conn.get(),
+                                      "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
+                                      "SET TRANSACTION SNAPSHOT " +
+                                          pg::QuoteLiteral(id_),
+                                      "importing snapshot " + id_));
+    }
+    // The pool outlives the snapshot while a reader holds it: the release keeps it alive.
+    std::shared_ptr<PgReaderPool> pool = pool_;
+    return pg::OpenRowReader(std::move(conn), spec, [pool](ConnPtr done) {
+      if (PQtransactionStatus(done.get()) != PQTRANS_INTRANS) return;  // closed instead
+      std::lock_guard<std::mutex> l(pool->mu);
+      pool->idle.push_back(std::move(done));
+    });
   }
 
  private:
@@ -43,6 +72,7 @@ class PgSnapshot : public Snapshot {
   ConnPtr conn_;  // holds the exporting transaction open; never used after construction
   const std::string id_;
   const SourcePosition position_;
+  const std::shared_ptr<PgReaderPool> pool_ = std::make_shared<PgReaderPool>();
 };
 
 class PostgresSource : public Source {
@@ -69,6 +99,7 @@ class PostgresSource : public Source {
     return pg::DescribeObjects(conn_.get(), tables);
   }
 
+  uint64_t DefaultSplitRows() const override { return 0; }
   Result<std::vector<KeyRange>> Split(const TableSchema& table, uint64_t rows_per_chunk) override;
 
   Result<std::unique_ptr<Snapshot>> BeginSnapshot(int max_readers) override;

@@ -132,11 +132,15 @@ class PgRowReader : public RowReader {
  public:
   // `copy_oids` non-empty: rows are handed over as COPY tuples of these types (Bundle::pg_copy).
   PgRowReader(ConnPtr conn, std::string table, std::vector<FieldPlan> plans,
-              std::vector<uint32_t> copy_oids)
+              std::vector<uint32_t> copy_oids, ConnRelease release)
       : conn_(std::move(conn)),
         table_(std::move(table)),
         plans_(std::move(plans)),
-        copy_oids_(std::move(copy_oids)) {}
+        copy_oids_(std::move(copy_oids)),
+        release_(std::move(release)) {}
+  ~PgRowReader() override {
+    if (release_ && done_ && failed_.ok()) release_(std::move(conn_));
+  }
 
   Result<bool> Next(Bundle* out, size_t max_rows, size_t max_bytes) override;
 
@@ -165,6 +169,7 @@ class PgRowReader : public RowReader {
   bool trailer_seen_ = false;
   bool done_ = false;
   Status failed_;
+  ConnRelease release_;
 };
 
 Status PgRowReader::PrepareBundle(Bundle* out) const {
@@ -335,7 +340,8 @@ std::optional<FieldPlan> DirectBinaryPlan(const Column& c, const TypeCache& type
   return plan;
 }
 
-Result<std::unique_ptr<RowReader>> OpenRowReader(ConnPtr conn, const ReadSpec& spec) {
+Result<std::unique_ptr<RowReader>> OpenRowReader(ConnPtr conn, const ReadSpec& spec,
+                                                 ConnRelease release) {
   PGconn* c = conn.get();
   const TableSchema& t = spec.table;
   const std::string display = t.QualifiedName();
@@ -425,7 +431,7 @@ Result<std::unique_ptr<RowReader>> OpenRowReader(ConnPtr conn, const ReadSpec& s
   ResultPtr res(PQexec(c, sql.c_str()));
   if (PQresultStatus(res.get()) != PGRES_COPY_OUT) return ErrorStatus(c, res.get(), ctx);
   return std::unique_ptr<RowReader>(std::make_unique<PgRowReader>(
-      std::move(conn), display, std::move(plans), std::move(copy_oids)));
+      std::move(conn), display, std::move(plans), std::move(copy_oids), std::move(release)));
 }
 
 }  // namespace dbs::pg

@@ -23,6 +23,7 @@
 // returning that error.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -34,11 +35,18 @@
 
 namespace dbs::pg {
 
+// Hands a connection back when its reader is done with it (see OpenRowReader).
+using ConnRelease = std::function<void(ConnPtr)>;
+
 // Takes over `conn`, which must already be in the transaction (snapshot) to read from, and
 // starts the COPY. Errors: NotFound for a missing table or column, PermissionDenied without
 // SELECT privilege, FailedPrecondition when a column's type changed since it was described,
 // InvalidArgument when the filter or query does not parse.
-Result<std::unique_ptr<RowReader>> OpenRowReader(ConnPtr conn, const ReadSpec& spec);
+// `release`, when given, receives the connection when the reader is destroyed after its COPY
+// ended without an error: still in its transaction, idle, ready for the next reader of the same
+// snapshot. A reader destroyed before the end of its rows, or after an error, closes it instead.
+Result<std::unique_ptr<RowReader>> OpenRowReader(ConnPtr conn, const ReadSpec& spec,
+                                                 ConnRelease release = nullptr);
 
 // The binary decoding of column `c` when the server sends it as type `oid` in its own binary
 // form, without a cast (as pgoutput does in binary mode); nullopt when the column needs a cast
