@@ -627,15 +627,18 @@ TEST_F(PgSourceSinkTest, ChunkReadersReuseCleanConnections) {
   read(ranges[0], false, &part_rows, &part_sum);
   EXPECT_EQ(part_rows, 1000u);
   EXPECT_EQ(seen, first);
-  // A reader that fails (a filter the server rejects) is not handed back either.
+  rows = sum = 0;
+  read(ranges[0], true, &rows, &sum);
+  const std::set<std::string> second = seen;
+  EXPECT_NE(second, first) << "a dropped reader's connection was handed on";
+  // A reader that fails on the pooled connection (a filter the server rejects, which aborts
+  // its transaction) does not hand it back either.
   ReadSpec bad;
   bad.table = t;
   bad.filter = "no_such_column > 0";
   EXPECT_FALSE(snap->OpenReader(bad).ok());
-  rows = sum = 0;
-  read(ranges[0], true, &rows, &sum);
-  EXPECT_NE(seen, first) << "a dropped or failed reader's connection was handed on";
   read(ranges[1], true, &rows, &sum);
+  EXPECT_NE(seen, second) << "a failed reader's connection was handed on";
   read(ranges[2], true, &rows, &sum);
   EXPECT_EQ(rows, 30000u);
   EXPECT_EQ(sum, 30000ull * 30001ull / 2);
