@@ -236,7 +236,7 @@ NatsOptions EmbeddedNats::ClientOptions(NatsRole role, const std::string& client
   return o;
 }
 
-void EmbeddedNats::Stop() {
+void EmbeddedNats::Stop(bool discard) {
   {
     std::lock_guard<std::mutex> l(mu_);
     stopping_ = true;
@@ -245,7 +245,11 @@ void EmbeddedNats::Stop() {
   if (watcher_.joinable()) watcher_.join();
   std::lock_guard<std::mutex> l(mu_);
   if (child_) {
-    child_->Terminate(SIGTERM, std::chrono::seconds(15));
+    if (discard) {
+      child_->Terminate(SIGKILL, std::chrono::seconds(15));
+    } else {
+      child_->Terminate(SIGTERM, std::chrono::seconds(15));
+    }
     child_.reset();
   }
 }

@@ -61,8 +61,10 @@ class EmbeddedNats {
   // (or how it ended), the start of a crash report in its log ("panic:", "fatal error:") if
   // there is one, and the log's last lines.
   std::string Diagnosis();
-  // Stops the server (and its watcher). Idempotent.
-  void Stop();
+  // Stops the server (and its watcher). Idempotent. `discard`: the caller throws the store away
+  // right after (a run's private broker), so the server is killed at once rather than given
+  // time to close its store cleanly (SIGTERM, up to 15 s).
+  void Stop(bool discard = false);
   // How often the watcher started the server again after it exited on its own.
   int restarts() const;
   // The running server's process id (-1: none), e.g. for tests that crash it.

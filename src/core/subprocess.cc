@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -99,11 +100,15 @@ bool ChildProcess::Running() {
 
 Result<int> ChildProcess::Wait(std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
+  // Looked for every millisecond at first (a signalled process is often gone within a few),
+  // then less often.
+  std::chrono::microseconds poll{1000};
   while (Running()) {
     if (std::chrono::steady_clock::now() >= deadline) {
       return Status::Timeout("process " + std::to_string(pid_) + " still running");
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(poll);
+    poll = std::min(poll * 2, std::chrono::microseconds(10000));
   }
   return status_;
 }

@@ -121,7 +121,8 @@ Result<RunSummary> RunLocal(const StreamConfig& stream_config, const LocalRunOpt
     std::unique_ptr<bus::EmbeddedNats>* server;
     std::string* dir;
     ~StoreCleanup() {
-      if (*server) (*server)->Stop();
+      // The store goes with it: no clean shutdown to wait for.
+      if (*server) (*server)->Stop(/*discard=*/!dir->empty());
       if (!dir->empty()) {
         std::error_code ec;
         std::filesystem::remove_all(*dir, ec);
