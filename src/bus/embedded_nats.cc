@@ -245,11 +245,7 @@ void EmbeddedNats::Stop(bool discard) {
   if (watcher_.joinable()) watcher_.join();
   std::lock_guard<std::mutex> l(mu_);
   if (child_) {
-    if (discard) {
-      child_->Terminate(SIGKILL, std::chrono::seconds(15));
-    } else {
-      child_->Terminate(SIGTERM, std::chrono::seconds(15));
-    }
+    child_->Terminate(discard ? SIGKILL : SIGTERM, std::chrono::seconds(15));
     child_.reset();
   }
 }

@@ -402,8 +402,9 @@ Status LoadWriter::Run() {
   // commits them, which it does once it sees the reader's "done" after an empty fetch. A
   // whole fetch_wait spent waiting for rows that were not coming was up to a tenth of a
   // second of every run.
-  constexpr std::chrono::milliseconds kFirstIdleWait{20};
-  std::chrono::milliseconds idle_wait = std::min(kFirstIdleWait, options_.fetch_wait);
+  const std::chrono::milliseconds first_idle_wait =
+      std::min(std::chrono::milliseconds(20), options_.fetch_wait);
+  std::chrono::milliseconds idle_wait = first_idle_wait;
   // A writer that joins late (or a small table) may find everything published already.
   reader_done_seen_ = nats_->GetLastMessage(js, bus::SubjectDone(config_.name)).status().ok();
   while (!stop_.load()) {
@@ -421,7 +422,7 @@ Status LoadWriter::Run() {
         auto msgs, consumer->Fetch(sizer.batch(), reader_done_seen_ ? finishing_wait : idle_wait));
     if (!msgs.empty()) {
       finishing_wait = kFirstFinishingWait;
-      idle_wait = std::min(kFirstIdleWait, options_.fetch_wait);
+      idle_wait = first_idle_wait;
     } else if (staged.empty()) {
       idle_wait = std::min(idle_wait * 2, options_.fetch_wait);
     }

@@ -44,7 +44,8 @@ struct WriterOptions {
   uint32_t fetch_rows = 12'800;
   uint64_t fetch_bytes = 16u << 20;  // bytes per fetch, about (at least one bundle)
   // The longest a fetch waits for rows (an idle writer asks the broker this often); right after
-  // rows a load writer waits 20 ms first, then twice as long each empty fetch up to this.
+  // rows a load writer waits 20 ms first, then twice as long each empty fetch up to this (20 ms
+  // throughout while it holds staged rows).
   std::chrono::milliseconds fetch_wait{100};
   std::chrono::milliseconds plan_timeout{120000};  // wait for the reader's plan
   // How long a fetched bundle may stay unacknowledged before JetStream hands it to another
