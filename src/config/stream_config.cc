@@ -204,18 +204,78 @@ Status GetColumnTypes(const json& j, const std::string& path,
   return Status::Ok();
 }
 
+// `csv`: {"delimiter", "quote", "escape", "header", "nullString", "encoding"}, each optional.
+Status GetCsvDialect(const json& j, const std::string& path, CsvDialectSettings* out) {
+  auto it = j.find("csv");
+  if (it == j.end()) return Status::Ok();
+  const std::string where = P(path, "csv");
+  if (!it->is_object()) {
+    return Status::InvalidArgument(where +
+                                   " must be an object (delimiter, quote, escape, header, "
+                                   "nullString, encoding)");
+  }
+  DBS_RETURN_IF_ERROR(
+      OnlyKeys(*it, where, {"delimiter", "quote", "escape", "header", "nullString", "encoding"}));
+  // A one-character setting; `may_be_empty`: "" turns the feature off.
+  auto one_char = [&](const char* key, bool may_be_empty, std::optional<std::string>* v) {
+    auto f = it->find(key);
+    if (f == it->end()) return Status::Ok();
+    if (!f->is_string() || f->get<std::string>().size() > 1 ||
+        (!may_be_empty && f->get<std::string>().empty())) {
+      return Status::InvalidArgument(P(where, key) + " must be one character" +
+                                     (may_be_empty ? " or \"\"" : ""));
+    }
+    const std::string c = f->get<std::string>();
+    if (c == "\n" || c == "\r") {
+      return Status::InvalidArgument(P(where, key) + " cannot be a line break");
+    }
+    *v = c;
+    return Status::Ok();
+  };
+  DBS_RETURN_IF_ERROR(one_char("delimiter", false, &out->delimiter));
+  DBS_RETURN_IF_ERROR(one_char("quote", true, &out->quote));
+  DBS_RETURN_IF_ERROR(one_char("escape", true, &out->escape));
+  if (out->delimiter && out->quote && *out->delimiter == *out->quote) {
+    return Status::InvalidArgument(where + ": the delimiter and the quote must differ");
+  }
+  if (auto f = it->find("header"); f != it->end()) {
+    if (!f->is_boolean())
+      return Status::InvalidArgument(P(where, "header") + " must be true or false");
+    out->header = f->get<bool>();
+  }
+  if (auto f = it->find("nullString"); f != it->end()) {
+    if (!f->is_string())
+      return Status::InvalidArgument(P(where, "nullString") + " must be a string");
+    out->null_string = f->get<std::string>();
+  }
+  if (auto f = it->find("encoding"); f != it->end()) {
+    std::string e = f->is_string() ? f->get<std::string>() : "";
+    std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (e == "utf8") e = "utf-8";
+    if (e == "utf16") e = "utf-16";
+    if (e == "latin1" || e == "iso-8859-1") e = "latin-1";
+    if (e != "utf-8" && e != "utf-16" && e != "latin-1") {
+      return Status::InvalidArgument(P(where, "encoding") +
+                                     " must be \"utf-8\", \"utf-16\" or \"latin-1\"");
+    }
+    out->encoding = e;
+  }
+  return Status::Ok();
+}
+
 Status ParseSelector(const json& j, const std::string& path, TableSelector* t) {
   if (j.is_string()) {
     t->pattern = j.get<std::string>();
   } else if (j.is_object()) {
     DBS_RETURN_IF_ERROR(
-        OnlyKeys(j, path, {"name", "columns", "filter", "query", "target", "columnTypes"}));
+        OnlyKeys(j, path, {"name", "columns", "filter", "query", "target", "columnTypes", "csv"}));
     DBS_RETURN_IF_ERROR(GetString(j, path, "name", &t->pattern));
     DBS_RETURN_IF_ERROR(GetStrings(j, path, "columns", &t->columns));
     DBS_RETURN_IF_ERROR(GetString(j, path, "filter", &t->filter));
     DBS_RETURN_IF_ERROR(GetString(j, path, "query", &t->query));
     DBS_RETURN_IF_ERROR(GetString(j, path, "target", &t->target));
     DBS_RETURN_IF_ERROR(GetColumnTypes(j, path, &t->column_types));
+    DBS_RETURN_IF_ERROR(GetCsvDialect(j, path, &t->csv));
   } else {
     return Status::InvalidArgument(path + " must be a table name or an object with \"name\"");
   }
@@ -391,6 +451,10 @@ Result<StreamConfig> ParseStreamConfig(const json& j) {
       if (!c.tables[i].column_types.empty()) {
         return Status::InvalidArgument("tables[" + std::to_string(i) +
                                        "].columnTypes applies to file sources only");
+      }
+      if (!c.tables[i].csv.empty()) {
+        return Status::InvalidArgument("tables[" + std::to_string(i) +
+                                       "].csv applies to file sources only");
       }
     }
   }

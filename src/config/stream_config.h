@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,20 @@ std::string_view StreamModeName(StreamMode m);
 std::string_view SchemaPolicyName(SchemaPolicy p);
 std::string_view WriteModeName(WriteMode m);
 
+// File sources without a manifest: the CSV dialect, where the user sets it; every unset field
+// is sniffed by DuckDB from the file (docs/files.md, "CSV dialect").
+struct CsvDialectSettings {
+  std::optional<std::string> delimiter;    // one character ("\t" for tab)
+  std::optional<std::string> quote;        // one character, or "" (no quoting)
+  std::optional<std::string> escape;       // one character, or "" (none)
+  std::optional<bool> header;              // false: columns are named column0, column1, ...
+  std::optional<std::string> null_string;  // the text that stands for NULL ("": none)
+  std::optional<std::string> encoding;     // "utf-8", "utf-16" or "latin-1"
+  bool empty() const {
+    return !delimiter && !quote && !escape && !header && !null_string && !encoding;
+  }
+};
+
 struct TableSelector {
   // "schema.table" or "table"; '*' and '?' are wildcards in either part. Without a schema the
   // source's database (MySQL) or "public" (PostgreSQL) is meant.
@@ -45,6 +60,8 @@ struct TableSelector {
   // File sources without a manifest: DuckDB types that replace the sniffed ones, by column
   // name ("DECIMAL(12,2)", "BIGINT", "VARCHAR", ...; see ValidColumnType). Empty: as sniffed.
   std::map<std::string, std::string> column_types = {};
+  // File sources without a manifest, CSV files: the dialect settings (`csv`).
+  CsvDialectSettings csv = {};
 };
 
 struct StructureOptions {

@@ -55,6 +55,16 @@ class FileSourceTest : public ::testing::Test {
     std::ofstream(p, std::ios::binary) << text;
     return p;
   }
+  // Writes `text` gzip-compressed to dir_/rel (creating its folders).
+  void WriteGzip(const std::string& rel, const std::string& text) {
+    const fs::path p = dir_ / rel;
+    fs::create_directories(p.parent_path());
+    gzFile gz = gzopen(p.c_str(), "wb");
+    ASSERT_NE(gz, nullptr);
+    ASSERT_EQ(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())),
+              static_cast<int>(text.size()));
+    ASSERT_EQ(gzclose(gz), Z_OK);
+  }
   // Runs a DuckDB statement (writing Parquet files, reading folders back as DuckDB sees them).
   files::DuckResult Duck(const std::string& sql) {
     if (!duck_) {
@@ -508,12 +518,7 @@ TEST_F(FileSourceTest, SkipReadsCompressedJsonLines) {
   for (int i = 1; i <= 3000; ++i) {
     text += i == 1500 ? "{\"id\": 1500, \"v\": \n" : "{\"id\": " + std::to_string(i) + "}\n";
   }
-  fs::create_directories(dir_ / "in");
-  gzFile gz = gzopen((dir_ / "in" / "g.jsonl.gz").c_str(), "wb");
-  ASSERT_NE(gz, nullptr);
-  ASSERT_EQ(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())),
-            static_cast<int>(text.size()));
-  ASSERT_EQ(gzclose(gz), Z_OK);
+  WriteGzip("in/g.jsonl.gz", text);
   std::string zst(ZSTD_compressBound(text.size()), '\0');
   const size_t n = ZSTD_compress(zst.data(), zst.size(), text.data(), text.size(), 3);
   ASSERT_FALSE(ZSTD_isError(n));
@@ -534,6 +539,61 @@ TEST_F(FileSourceTest, SkipReadsCompressedJsonLines) {
   const std::string sum = std::to_string(3000 * 3001 / 2 - 1500);
   EXPECT_EQ(Pg("SELECT count(*), sum(id) FROM g", db)[0], (std::vector<std::string>{"2999", sum}));
   EXPECT_EQ(Pg("SELECT count(*), sum(id) FROM z", db)[0], (std::vector<std::string>{"2999", sum}));
+}
+
+// Files made elsewhere into MariaDB: a Latin-1 CSV with ';', "NA" for NULL and quoted fields;
+// a CSV without a header line; a gzip-compressed TSV; a JSON array of objects. The selector's
+// csv settings replace what the sniffer would guess; the values arrive exactly.
+TEST_F(FileSourceTest, CsvSettingsAndOtherFilesIntoMariaDb) {
+  auto m = SharedServers::MariaDb();
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  Write("in/orders.csv",
+        "id;name;note\n1;caf\xe9;\"a;b\"\n2;NA;plain\n3;Zo\xeb;NA\n4;\"say \"\"hi\"\"\";x\n");
+  Write("in/raw.csv", "1|x\n2|y\n3|\n");
+  const std::string tsv = "id\tkind\n1\tclick\n2\tview, with comma\n";
+  WriteGzip("in/events.tsv.gz", tsv);
+  Write("in/people.json",
+        "[{\"id\": 1, \"name\": \"Ann\", \"score\": 1.5},\n"
+        " {\"id\": 2, \"name\": null, \"score\": 2.25}]\n");
+  const std::string db = "fsrc_csv_settings_my";
+  const std::string my = testing::FreshMariaDb(*m, db);
+  const json tables = json::array(
+      {json{{"name", "orders"},
+            {"csv", {{"delimiter", ";"}, {"encoding", "latin-1"}, {"nullString", "NA"}}}},
+       json{{"name", "raw"}, {"csv", {{"delimiter", "|"}, {"header", false}}}}, "events",
+       "people"});
+  RunAndVerify(
+      Config("fsrc-csv-settings", "file://" + (dir_ / "in").string(), my, {{"tables", tables}}));
+  auto rows = [&](const std::string& sql) {
+    auto r = (*m)->Query(sql, db);
+    EXPECT_TRUE(r.ok()) << sql << ": " << r.status().ToString();
+    std::vector<std::string> out;
+    if (!r.ok()) return out;
+    for (const auto& row : *r) {
+      std::string line;
+      for (const auto& v : row) line += (line.empty() ? "" : "|") + v.value_or("NULL");
+      out.push_back(line);
+    }
+    return out;
+  };
+  EXPECT_EQ(rows("SELECT id, name, note FROM orders ORDER BY id"),
+            (std::vector<std::string>{"1|caf\xc3\xa9|a;b", "2|NULL|plain", "3|Zo\xc3\xab|NULL",
+                                      "4|say \"hi\"|x"}));
+  EXPECT_EQ(rows("SELECT column0, coalesce(column1, '(null)') FROM raw ORDER BY column0"),
+            (std::vector<std::string>{"1|x", "2|y", "3|(null)"}));
+  EXPECT_EQ(rows("SELECT id, kind FROM events ORDER BY id"),
+            (std::vector<std::string>{"1|click", "2|view, with comma"}));
+  EXPECT_EQ(rows("SELECT id, coalesce(name, '(null)'), score FROM people ORDER BY id"),
+            (std::vector<std::string>{"1|Ann|1.5", "2|(null)|2.25"}));
+
+  // csv settings on a table whose files are not CSV: refused, naming the table.
+  auto s = Run(
+      Config("fsrc-csv-settings-bad", "file://" + (dir_ / "in").string(), my,
+             {{"tables", json::array({json{{"name", "people"}, {"csv", {{"delimiter", ";"}}}}})}}));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("csv settings of table people: its files are jsonl, not CSV"),
+            std::string::npos)
+      << s.status().ToString();
 }
 
 // malformedRows fail (the default): the same kinds of rows fail the run naming the file and

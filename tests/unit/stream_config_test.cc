@@ -1,11 +1,13 @@
 #include "config/stream_config.h"
 
 #include <gtest/gtest.h>
+
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -324,6 +326,56 @@ TEST(StreamConfigFileSource, ColumnTypesAndMalformedRows) {
   EXPECT_TRUE(ValidColumnType("DECIMAL( 38 , 10 )"));
   EXPECT_TRUE(ValidColumnType("double"));
   EXPECT_FALSE(ValidColumnType("DOUBLE[3"));
+}
+
+// File sources: a selector's csv dialect settings, each optional and validated.
+TEST(StreamConfigFileSource, CsvDialectSettings) {
+  json j = {{"name", "f"},
+            {"source", "file:///data/in"},
+            {"target", "postgres://u@h/db"},
+            {"tables", json::array({json{{"name", "orders"},
+                                         {"csv",
+                                          {{"delimiter", ";"},
+                                           {"quote", ""},
+                                           {"escape", "\\"},
+                                           {"header", false},
+                                           {"nullString", "NA"},
+                                           {"encoding", "ISO-8859-1"}}}},
+                                    json{{"name", "t"}, {"csv", {{"delimiter", "\t"}}}}})}};
+  auto c = ParseStreamConfig(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const CsvDialectSettings& d = c->tables[0].csv;
+  EXPECT_EQ(d.delimiter, ";");
+  EXPECT_EQ(d.quote, "");
+  EXPECT_EQ(d.escape, "\\");
+  EXPECT_EQ(d.header, false);
+  EXPECT_EQ(d.null_string, "NA");
+  EXPECT_EQ(d.encoding, "latin-1") << "spellings of ISO-8859-1 are one name";
+  EXPECT_EQ(c->tables[1].csv.delimiter, "\t");
+  EXPECT_FALSE(c->tables[1].csv.header.has_value()) << "unset: sniffed";
+
+  auto msg = [](json j) { return ParseStreamConfig(j).status().message(); };
+  // field, value, the start of the error.
+  const std::vector<std::tuple<std::string, json, std::string>> cases = {
+      {"delimiter", ";;", "tables[0].csv.delimiter must be one character"},
+      {"delimiter", "", "tables[0].csv.delimiter must be one character"},
+      {"quote", "\n", "tables[0].csv.quote cannot be a line break"},
+      {"quote", ";", "tables[0].csv: the delimiter and the quote must differ"},
+      {"header", "no", "tables[0].csv.header must be true or false"},
+      {"encoding", "cp1252", "tables[0].csv.encoding must be \"utf-8\", \"utf-16\" or \"latin-1\""},
+      {"sep", ",", "tables[0].csv.sep is not a known field"},
+  };
+  for (const auto& [field, value, error] : cases) {
+    json bad = j;
+    bad["tables"][0]["csv"][field] = value;
+    EXPECT_EQ(msg(bad).rfind(error, 0), 0u) << field << ": " << msg(bad);
+  }
+  json bad = j;
+  bad["tables"][0]["csv"] = ";";
+  EXPECT_NE(msg(bad).find("tables[0].csv must be an object"), std::string::npos);
+  bad = j;
+  bad["source"] = "mysql://u@h/db";
+  EXPECT_EQ(msg(bad), "tables[0].csv applies to file sources only");
 }
 
 }  // namespace

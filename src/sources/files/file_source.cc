@@ -680,6 +680,16 @@ class FileSource : public LoadOnlySource {
       return Status::InvalidArgument("columnTypes of table " + table.name + ": the table has a " +
                                      files::kManifestName + ", whose column types are exact");
     }
+    if (!DialectFor(table.name).empty() &&
+        (info.where.manifest || info.where.format != FileFormat::kCsv)) {
+      return Status::InvalidArgument("csv settings of table " + table.name + ": " +
+                                     (info.where.manifest
+                                          ? "the table has a " + std::string(files::kManifestName) +
+                                                ", which says how its files are written"
+                                          : "its files are " +
+                                                std::string(files::FormatName(info.where.format)) +
+                                                ", not CSV"));
+    }
     if (info.where.manifest) {
       const files::Manifest& m = *info.where.manifest;
       for (size_t i = 0; i < m.table.columns.size(); ++i) {
@@ -996,7 +1006,8 @@ class FileSource : public LoadOnlySource {
     };
     std::vector<std::pair<std::string, std::string>> file_columns;
     if (info->where.format == FileFormat::kCsv) {
-      DBS_ASSIGN_OR_RETURN(CsvDialect dialect, SniffCsv(local, first));
+      DBS_ASSIGN_OR_RETURN(CsvDialect dialect,
+                           SniffCsv(local, first, DialectFor(info->where.name)));
       file_columns = dialect.columns;
       take(&dialect.columns);
       info->csv_options = dialect.options + CsvColumns(dialect.columns);
@@ -1187,16 +1198,42 @@ class FileSource : public LoadOnlySource {
     return {};
   }
 
+  // The selector's CSV dialect settings of `table` (empty: all sniffed).
+  CsvDialectSettings DialectFor(const std::string& table) const {
+    for (const TableSelector& sel : selectors_) {
+      if (sel.query.empty() && MatchTablePattern(sel.pattern, kSchema, table, kSchema)) {
+        return sel.csv;
+      }
+    }
+    return {};
+  }
+
+  // read_csv arguments for the dialect settings the user gave (each one DuckDB's sniffer then
+  // takes as given).
+  static std::string DialectArgs(const CsvDialectSettings& d) {
+    std::string out;
+    if (d.delimiter) out += ", delim = " + SqlString(*d.delimiter);
+    if (d.quote) out += ", quote = " + SqlString(*d.quote);
+    if (d.escape) out += ", escape = " + SqlString(*d.escape);
+    if (d.header) out += std::string(", header = ") + (*d.header ? "true" : "false");
+    if (d.null_string) out += ", nullstr = " + SqlString(*d.null_string);
+    if (d.encoding) out += ", encoding = " + SqlString(*d.encoding);
+    return out;
+  }
+
   // read_csv arguments (after the file name, without `columns`) for every file of a CSV table,
-  // and its columns: DuckDB's sniffed dialect and types. When the sniffer fails or is fooled
-  // into one column holding the delimiter (a row with a different field count does that), the
-  // file is parsed strictly with the extension's delimiter and text columns, so that the bad
-  // row is named by its line. `file` is the local path, `display` the name for messages.
-  Result<CsvDialect> SniffCsv(const std::string& file, const std::string& display) {
+  // and its columns: DuckDB's sniffed dialect and types, where `dialect` (the selector's `csv`)
+  // does not set them. When the sniffer fails or is fooled into one column holding the
+  // delimiter (a row with a different field count does that), the file is parsed strictly
+  // with the set or the extension's delimiter and text columns, so that the bad row is named
+  // by its line. `file` is the local path, `display` the name for messages.
+  Result<CsvDialect> SniffCsv(const std::string& file, const std::string& display,
+                              const CsvDialectSettings& dialect) {
     const bool tsv = display.find(".tsv") != std::string::npos;
-    const char delim = tsv ? '\t' : ',';
+    const char delim = dialect.delimiter ? dialect.delimiter->front() : tsv ? '\t' : ',';
+    const std::string set = DialectArgs(dialect);
     // Skipping: the sniffer passes over rows it cannot parse (else it fails on them).
-    auto sniffed = duck_->Query("SELECT Prompt FROM sniff_csv(" + SqlString(file) +
+    auto sniffed = duck_->Query("SELECT Prompt FROM sniff_csv(" + SqlString(file) + set +
                                 (skip_ ? ", ignore_errors = true" : "") + ")");
     std::optional<std::string> prompt;
     if (sniffed.ok()) prompt = sniffed->Text(0, 0);
@@ -1224,10 +1261,32 @@ class FileSource : public LoadOnlySource {
         return out;
       }
     }
-    DBS_ASSIGN_OR_RETURN(std::vector<std::string> names, HeaderNames(file, delim));
-    out.options = std::string(", auto_detect = false, header = true, delim = ") +
-                  (tsv ? "'\t'" : "','") +
-                  ", quote = '\"', escape = '\"', strict_mode = true, allow_quoted_nulls = false";
+    if (dialect.encoding && *dialect.encoding == "utf-16") {
+      // The header cannot be split here; DuckDB's own reason is the best there is.
+      if (!sniffed.ok()) return FileError(display, sniffed.status());
+      return Status::InvalidArgument(display +
+                                     ": DuckDB could not work out the CSV dialect; "
+                                     "set the table's csv settings");
+    }
+    const std::string quote = dialect.quote.value_or("\"");
+    const bool header = dialect.header.value_or(true);
+    DBS_ASSIGN_OR_RETURN(std::vector<std::string> names,
+                         HeaderNames(file, delim, quote.empty() ? '\0' : quote.front(),
+                                     dialect.encoding && *dialect.encoding == "latin-1"));
+    if (!header) {  // DuckDB's names: column0.., zero-padded to the widest index
+      const size_t width = std::to_string(names.size() - 1).size();
+      for (size_t i = 0; i < names.size(); ++i) {
+        const std::string n = std::to_string(i);
+        names[i] = "column" + std::string(width - n.size(), '0') + n;
+      }
+    }
+    out.options = ", auto_detect = false, header = " + std::string(header ? "true" : "false") +
+                  ", delim = " + SqlString(std::string(1, delim)) +
+                  ", quote = " + SqlString(quote) +
+                  ", escape = " + SqlString(dialect.escape.value_or(quote)) +
+                  (dialect.null_string ? ", nullstr = " + SqlString(*dialect.null_string) : "") +
+                  (dialect.encoding ? ", encoding = " + SqlString(*dialect.encoding) : "") +
+                  ", strict_mode = true, allow_quoted_nulls = false";
     out.columns.clear();
     for (const std::string& n : names) out.columns.emplace_back(n, "VARCHAR");
     if (skip_) return out;  // the rows that do not fit are left out when read
@@ -1286,25 +1345,40 @@ class FileSource : public LoadOnlySource {
   }
 
   // The fields of a CSV file's first line (double quotes, "" inside them).
-  static Result<std::vector<std::string>> HeaderNames(const std::string& file, char delim) {
+  // The fields of the file's first line split at `delim`, with `quote` ('\0': none) quoting
+  // and doubled; `latin1`: the bytes are ISO-8859-1, returned as UTF-8.
+  static Result<std::vector<std::string>> HeaderNames(const std::string& file, char delim,
+                                                      char quote, bool latin1) {
     std::ifstream in(file, std::ios::binary);
     std::string line;
     if (!in || !std::getline(in, line)) return Status::InvalidArgument(file + " is empty");
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (latin1) {
+      std::string utf8;
+      for (unsigned char c : line) {
+        if (c < 0x80) {
+          utf8 += static_cast<char>(c);
+        } else {
+          utf8 += static_cast<char>(0xC0 | (c >> 6));
+          utf8 += static_cast<char>(0x80 | (c & 0x3F));
+        }
+      }
+      line = std::move(utf8);
+    }
     std::vector<std::string> out(1);
     bool quoted = false;
     for (size_t i = 0; i < line.size(); ++i) {
       const char c = line[i];
       if (quoted) {
-        if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-          out.back() += '"';
+        if (c == quote && i + 1 < line.size() && line[i + 1] == quote) {
+          out.back() += quote;
           ++i;
-        } else if (c == '"') {
+        } else if (c == quote) {
           quoted = false;
         } else {
           out.back() += c;
         }
-      } else if (c == '"') {
+      } else if (quote != '\0' && c == quote) {
         quoted = true;
       } else if (c == delim) {
         out.emplace_back();
