@@ -246,6 +246,33 @@ Status ValidateArray(std::string_view bytes) {
 }
 
 namespace {
+// One element as PostgreSQL's array_out writes it: in double quotes (with \" and \\ escaped)
+// when it is empty, spells NULL, or holds a quote, a backslash, a brace, the ',' delimiter or
+// white space; bare otherwise.
+void AppendElement(const std::string& text, std::string* out) {
+  bool quote =
+      text.empty() || (text.size() == 4 && (text[0] == 'N' || text[0] == 'n') &&
+                       (text[1] == 'U' || text[1] == 'u') && (text[2] == 'L' || text[2] == 'l') &&
+                       (text[3] == 'L' || text[3] == 'l'));
+  for (char c : text) {
+    if (c == '"' || c == '\\' || c == '{' || c == '}' || c == ',' || c == ' ' || c == '\t' ||
+        c == '\n' || c == '\r' || c == '\v' || c == '\f') {
+      quote = true;
+      break;
+    }
+  }
+  if (!quote) {
+    *out += text;
+    return;
+  }
+  *out += '"';
+  for (char c : text) {
+    if (c == '"' || c == '\\') *out += '\\';
+    *out += c;
+  }
+  *out += '"';
+}
+
 void AppendLevel(const ArrayValue& a, size_t dim, size_t* next, std::string* out) {
   *out += '{';
   for (int32_t i = 0; i < a.dims[dim].length; ++i) {
@@ -254,7 +281,11 @@ void AppendLevel(const ArrayValue& a, size_t dim, size_t* next, std::string* out
       AppendLevel(a, dim + 1, next, out);
     } else {
       const Value& v = a.elements[(*next)++];
-      *out += v.ToString();
+      if (v.is_null()) {
+        *out += "NULL";
+      } else {
+        AppendElement(v.ToString(), out);
+      }
     }
   }
   *out += '}';

@@ -39,7 +39,10 @@ Result<std::string> EncodeArray(const ArrayValue& a);
 Result<ArrayValue> DecodeArray(std::string_view bytes);
 // Validation without materializing elements (used by the bundle decoder).
 Status ValidateArray(std::string_view bytes);
-// PostgreSQL-like text: {1,2,NULL} or {{1,2},{3,4}}; with "[0:1]=" bounds when not 1-based.
+// PostgreSQL's text form: {1,2,NULL} or {{1,2},{3,4}}, with "[0:1]=" bounds when not 1-based;
+// elements quoted as array_out quotes them ({"a,b","",NULL,"q\"t"}), so the text is exact.
+// Elements are written by Value::ToString, which may differ from the type's own output
+// function (true for t) but reads back into the same value.
 std::string ArrayToString(const ArrayValue& a);
 
 // Fixed-width element bytes of v (v must be non-null, of a fixed-width type) appended to out.

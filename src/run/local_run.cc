@@ -247,7 +247,8 @@ Result<RunSummary> RunLocal(const StreamConfig& stream_config, const LocalRunOpt
     if (on_progress) on_progress(board.Snapshot(nullptr), elapsed);
   }
   for (auto& t : writer_threads) t.join();
-  if (!reader_done.load()) reader.Stop();
+  const bool reader_stopped = !reader_done.load();  // by us, since the writers ended
+  if (reader_stopped) reader.Stop();
   reader_thread.join();
   sub.reset();
 
@@ -261,6 +262,13 @@ Result<RunSummary> RunLocal(const StreamConfig& stream_config, const LocalRunOpt
                   s.message() + "\n" + embedded->Diagnosis());
   };
   if (!setup.ok()) return with_bus_log(setup);
+  // The writers ended before the reader, which was then stopped: a writer's error is the
+  // run's (the reader's is only "stopped").
+  if (reader_stopped) {
+    for (const Status& s : writer_status) {
+      if (!s.ok()) return with_bus_log(s);
+    }
+  }
   if (!reader_result.ok()) {
     // The writers were stopped: leave the target as it was before the run.
     Status s = reader_result.status();

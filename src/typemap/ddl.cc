@@ -176,9 +176,14 @@ Result<std::string> PgTypeFor(const Column& c, LogicalType type, std::string_vie
     case LogicalType::kEnum:
     case LogicalType::kSet:
       return std::string("text");  // with a CHECK on the labels (CreateTableSql)
-    case LogicalType::kBit:
-      if (c.length) return "bit(" + std::to_string(*c.length) + ")";
+    case LogicalType::kBit: {
+      const std::string pg_base = PgBaseName(c.source_type);
+      if (c.length && pg_base != "bit varying" && pg_base != "varbit") {
+        return "bit(" + std::to_string(*c.length) + ")";
+      }
+      if (c.length) return "varbit(" + std::to_string(*c.length) + ")";
       return std::string("varbit");
+    }
     case LogicalType::kDate:
       return std::string("date");
     case LogicalType::kTime:

@@ -136,6 +136,11 @@ CellRule RuleFor(const Column& source, Engine se, const Column& target, Engine t
   if (source.type == LogicalType::kArray && target.type == LogicalType::kArray) {
     return CellRule::kArrayExact;
   }
+  // A MySQL target holds an array as JSON (compared by kByType); files and PostgreSQL text
+  // columns hold its PostgreSQL text form.
+  if (source.type == LogicalType::kArray && IsTextual(target.type) && te != Engine::kMysql) {
+    return CellRule::kArrayText;
+  }
   auto is_inet = [](const Column& c, Engine e) {
     return e == Engine::kPostgres ? IsPgInet(c) : IsMysqlInet(c);
   };
@@ -156,9 +161,12 @@ std::optional<std::string> CanonicalCell(const ColumnVector& c, size_t row, Logi
       if (IsTextual(t)) return CanonicalInet(c.GetBytes(row));
       break;
     case CellRule::kArrayExact:
+    case CellRule::kArrayText:
       if (t == LogicalType::kArray) {
         auto a = DecodeArray(c.GetBytes(row));
         if (a.ok()) return ArrayToString(*a);
+      } else if (rule == CellRule::kArrayText && IsTextual(t)) {
+        return std::string(c.GetBytes(row));
       }
       break;
     case CellRule::kByType:

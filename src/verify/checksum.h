@@ -47,6 +47,8 @@ enum class CellRule : uint8_t {
   kInet,        // an IP address type on either side: the address's canonical form, the
                 // prefix only when the text shows one (a text column's "/32" differs)
   kArrayExact,  // arrays on both sides: elements, dimensions and lower bounds
+  kArrayText,   // an array kept as its PostgreSQL text form (a file, a PostgreSQL text column):
+                // the array's quoted text (ArrayToString) against the text
 };
 
 // The rule for a column read as `source` (on a source of dialect `source_engine`) and stored

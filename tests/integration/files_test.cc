@@ -154,21 +154,30 @@ void ExpectParts(const files::Manifest& m, const fs::path& table_dir, uint64_t r
   EXPECT_EQ(DataFiles(table_dir), names) << "no temporary or stray files";
 }
 
-class FilesRoundTrip : public FilesTest, public ::testing::WithParamInterface<const char*> {};
+class FilesRoundTrip : public FilesTest, public ::testing::WithParamInterface<const char*> {
+ protected:
+  // Runs stream `name` from `src` into folder `folder` in the test's format (1,000 rows a
+  // part, 300 a bundle), verified; checks the parts of `table` (2,500 rows); returns the root.
+  std::string ToFiles(const std::string& name, const std::string& src, const std::string& folder,
+                      const std::string& table) {
+    const std::string root = Folder(folder);
+    RunAndVerify(Config(name, src, "file://" + root + "?format=" + GetParam() + "&rowsPerFile=1000",
+                        {{"dataBundleSize", 300}}));
+    const fs::path dir = fs::path(root) / table;
+    auto m = files::ReadManifest(dir.string());
+    EXPECT_TRUE(m.ok()) << m.status().ToString();
+    if (m.ok()) ExpectParts(*m, dir, 2500, 1000);
+    return root;
+  }
+};
 
 TEST_P(FilesRoundTrip, MariaDbToFilesAndBackKeepsTheChecksums) {
   const std::string format = GetParam();
   const std::string db = "files_rt_" + format;
   const std::string src = NewMariaDb(db);
   ASSERT_TRUE(maria_->Exec(kEdgeTable, db).ok());
-  const std::string root = Folder("rt-" + format);
-  const std::string url = "file://" + root + "?format=" + format + "&rowsPerFile=1000";
   // MariaDB -> files, verified by reading the files back.
-  RunAndVerify(Config("m2f-" + format, src, url, {{"dataBundleSize", 300}}));
-  const fs::path table = fs::path(root) / "edge";
-  auto m = files::ReadManifest(table.string());
-  ASSERT_TRUE(m.ok()) << m.status().ToString();
-  ExpectParts(*m, table, 2500, 1000);
+  const std::string root = ToFiles("m2f-" + format, src, "rt-" + format, "edge");
   EXPECT_FALSE(fs::exists(fs::path(root) / ".dbs" / "runs" / "m2f-" / "x"));
   // files -> PostgreSQL and files -> MariaDB, each verified against the files...
   const std::string pg = NewPostgres("files_rt_pg_" + format);
@@ -195,6 +204,84 @@ TEST_P(FilesRoundTrip, MariaDbToFilesAndBackKeepsTheChecksums) {
 
 INSTANTIATE_TEST_SUITE_P(Formats, FilesRoundTrip, ::testing::Values("parquet", "csv", "jsonl"),
                          [](const auto& info) { return std::string(info.param); });
+
+// A PostgreSQL table of many types and their edges (modelled on Pagila's columns: numeric
+// money, timestamptz, arrays, bytea, jsonb), as the Parquet, CSV and JSONL targets store them.
+constexpr char kPgEdgeTable[] = R"sql(
+  CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
+  CREATE TABLE pedge (
+    id int PRIMARY KEY,
+    n numeric(38,10), nu numeric, f4 real, f8 double precision,
+    t text, vc varchar(50), ch char(5), b bytea, u uuid, jb jsonb, js json,
+    ts timestamp(6), tz timestamptz, d date, tm time, ttz timetz, iv interval,
+    ia int[], ta text[], bo boolean, sm smallint, bi bigint, bits varbit(16),
+    ip inet, mac macaddr, m mood
+  );
+  INSERT INTO pedge VALUES
+    (1, 1234567890123456789012345678.0123456789, 'NaN', 'Infinity', '-0', E'tab\there, "q"\nnew',
+     'ünïcødé ✓ 日本語 🎉', 'ab', '\x00ff5c27220a0d', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11',
+     '{"b": [1, 2.50, "x"], "a": 1}', '{"a":  1,  "dup": 1, "dup": 2}', '2024-02-29 23:59:59.123456',
+     '2024-02-29 23:59:59.123456+05:30', '2024-02-29', '23:59:59.999999', '12:00:00+02',
+     '1 year 2 mons 3 days 04:05:06.789', '{1,NULL,3}', '{"a,b","",NULL,"q\"t"}', true, -32768,
+     -9223372036854775808, B'1010', '192.168.0.1/24', '08:00:2b:01:02:03', 'happy'),
+    (2, -0.0000000001, '-123456789012345678901234567890.123456789012345678901234567890', 'NaN',
+     '-Infinity', '', '', '', '', '00000000-0000-0000-0000-000000000000', '[]', 'null',
+     '0001-01-01 00:00:00', '1970-01-01 00:00:00.000001+00', '0001-01-01', '00:00:00', '00:00:00-12',
+     '-1 days -00:00:00.000001', '{}', '{}', false, 32767, 9223372036854775807, B'', '::1',
+     'ff:ff:ff:ff:ff:ff', 'sad'),
+    (3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+    (4, 0, '0.000000000000000000000000000001', 1.17549435e-38, 2.2250738585072014e-308, 'NULL',
+     '\N', 'x', '\x5c4e', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '{"k": "v\u00e9"}', '{}',
+     '9999-12-31 23:59:59.999999', '9999-12-31 23:59:59.999999+00', '9999-12-31', '24:00:00',
+     '23:59:59+14', '0', '{{1,2},{3,4}}', '{"NULL"}', NULL, 0, 0, B'1111111111111111', '10.0.0.0/8',
+     '00:00:00:00:00:00', 'ok');
+  INSERT INTO pedge (id, n, t, tz)
+    SELECT g, g / 7.0, 'row ' || g, '2023-01-01 00:00:00+00'::timestamptz + g * interval '1 second'
+    FROM generate_series(5, 2500) g;
+)sql";
+
+TEST_P(FilesRoundTrip, PostgresToFilesAndBackKeepsTheChecksums) {
+  const std::string format = GetParam();
+  const std::string db = "files_prt_" + format;
+  const std::string src = NewPostgres(db);
+  ASSERT_TRUE(pg_->Exec(kPgEdgeTable, db).ok());
+  const std::string root = ToFiles("p2f-" + format, src, "prt-" + format, "pedge");
+  // files -> PostgreSQL, verified against the files and against the original table.
+  const std::string back_db = "files_prt_back_" + format;
+  const std::string back = NewPostgres(back_db);
+  RunAndVerify(Config("f2p-" + format, "file://" + root, back));
+  ExpectSameData(src, back, json::array({"public.pedge"}), "public");
+  auto v = pg_->Query(
+      "SELECT n::text, nu::text, f4::text, f8::text, t, encode(b, 'hex'), jb::text, js::text, "
+      "tz::text, tm::text, ttz::text, iv::text, ia::text, ta::text, bits::text, ip::text, m::text "
+      "FROM public.pedge WHERE id IN (1, 4) ORDER BY id",
+      back_db);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  ASSERT_EQ(v->size(), 2u);
+  const std::vector<std::string> want1 = {"1234567890123456789012345678.0123456789",
+                                          "NaN",
+                                          "Infinity",
+                                          "-0",
+                                          "tab\there, \"q\"\nnew",
+                                          "00ff5c27220a0d",
+                                          "{\"a\": 1, \"b\": [1, 2.50, \"x\"]}",
+                                          "{\"a\":  1,  \"dup\": 1, \"dup\": 2}",
+                                          "2024-02-29 18:29:59.123456+00",
+                                          "23:59:59.999999",
+                                          "12:00:00+02",
+                                          "1 year 2 mons 3 days 04:05:06.789",
+                                          "{1,NULL,3}",
+                                          "{\"a,b\",\"\",NULL,\"q\\\"t\"}",
+                                          "1010",
+                                          "192.168.0.1/24",
+                                          "happy"};
+  for (size_t i = 0; i < want1.size(); ++i) EXPECT_EQ((*v)[0][i], want1[i]) << "column " << i;
+  EXPECT_EQ((*v)[1][4], "NULL") << "the text NULL is not a NULL";
+  EXPECT_EQ((*v)[1][9], "24:00:00");
+  EXPECT_EQ((*v)[1][12], "{{1,2},{3,4}}");
+  EXPECT_EQ((*v)[1][13], "{\"NULL\"}");
+}
 
 // Files written by others (sniffed: no manifest) into PostgreSQL: a CSV file, a JSONL file, a
 // Parquet file and a folder of CSV files (one table).
@@ -501,6 +588,62 @@ TEST_F(FilesTest, SlowSourceDoesNotLeaveAFilePerBundle) {
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_EQ(m->rows, 12u);
   EXPECT_LE(m->files.size(), 2u) << "one part per writer, not one per bundle (12 bundles)";
+}
+
+// bytesPerFile rolls parts over by the size of their files, and rowGroupSize sets the rows of a
+// Parquet row group; every row still arrives once (verified) and the manifest lists each part.
+TEST_F(FilesTest, PartsRollOverBySizeAndRowGroupsHaveTheirSize) {
+  const std::string db = "files_sized";
+  const std::string src = NewPostgres(db);
+  ASSERT_TRUE(pg_->Exec("CREATE TABLE big AS SELECT g AS id, md5(g::text) || repeat('x', 100) AS v "
+                        "FROM generate_series(1, 20000) g; ALTER TABLE big ADD PRIMARY KEY (id)",
+                        db)
+                  .ok());
+  // CSV: about 2.8 MB of text, parts of at least 500 kB (the size is checked per bundle).
+  const fs::path csv = Folder("sized-csv");
+  RunAndVerify(Config("sized-csv", src,
+                      "file://" + csv.string() + "?format=csv&bytesPerFile=500000",
+                      {{"dataBundleSize", 500}}));
+  auto m = files::ReadManifest((csv / "big").string());
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->rows, 20000u);
+  EXPECT_GE(m->files.size(), 3u) << "parts of about 500 kB, not one file";
+  uint64_t small = 0;
+  for (const auto& f : m->files) {
+    EXPECT_LT(f.bytes, 500000u + 100000u) << f.name << ": one bundle past the limit at most";
+    small += f.bytes < 500000 ? 1 : 0;
+  }
+  EXPECT_LE(small, 2u) << "only each writer's last part is under the limit";
+  EXPECT_EQ(DataFiles(csv / "big").size(), m->files.size());
+
+  // Parquet: row groups of 4,000 rows; DuckDB cuts a group at the first chunk (of at most
+  // 2,048 rows) that reaches the size.
+  const fs::path pq = Folder("sized-parquet");
+  RunAndVerify(Config("sized-pq", src,
+                      "file://" + pq.string() + "?format=parquet&rowGroupSize=4000",
+                      {{"dataBundleSize", 500}}));
+  auto duck = files::Duck::Open();
+  ASSERT_TRUE(duck.ok()) << duck.status().ToString();
+  auto groups = [&](const std::string& what) -> int64_t {
+    auto r = (*duck)->Query("SELECT (" + what +
+                            ")::VARCHAR FROM (SELECT DISTINCT file_name, row_group_id, "
+                            "row_group_num_rows AS n FROM parquet_metadata(" +
+                            files::SqlString((pq / "big" / "*.parquet").string()) + "))");
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? std::stoll(r->Text(0, 0).value_or("-1")) : -1;
+  };
+  EXPECT_EQ(groups("sum(n)"), 20000);
+  EXPECT_GE(groups("count(*)"), 4);
+  EXPECT_LE(groups("max(n)"), 4000 + 2047);
+  EXPECT_EQ(groups("count(*) FILTER (WHERE n < 4000)"), groups("count(DISTINCT file_name)"))
+      << "only a part's last group is short";
+
+  // rowGroupSize is a Parquet setting.
+  auto s = Run(Config("sized-bad", src, "file://" + csv.string() + "?format=csv&rowGroupSize=10"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("rowGroupSize applies to Parquet files only"),
+            std::string::npos)
+      << s.status().ToString();
 }
 
 // A writer process SIGKILLed mid-load and a new one started: every row once, no partial file.

@@ -195,6 +195,19 @@ TEST_P(S3RoundTrip, MariaDbToS3AndIntoPostgresKeepsTheChecksums) {
   const std::string pg = NewPostgres("s3_rt_pg_" + format);
   RunAndVerify(Config("s3p-" + format, S3(prefix), pg));
   ExpectSameData(src, pg, json::array({"edge"}), "public");
+  // ...and equal to a direct MariaDB -> PostgreSQL load: the same column types, the same rows.
+  const std::string direct = NewPostgres("s3_rt_direct_" + format);
+  RunAndVerify(Config("m2p-direct-" + format, src, direct, {{"targetSchema", "public"}}));
+  ExpectSameData(direct, pg, json::array({"public.edge"}), "public");
+  const std::string types =
+      "SELECT string_agg(column_name || ' ' || data_type || coalesce('(' || "
+      "character_maximum_length || ')', '') || coalesce('(' || numeric_precision || ',' || "
+      "numeric_scale || ')', ''), ', ' ORDER BY ordinal_position) FROM "
+      "information_schema.columns WHERE table_schema = 'public' AND table_name = 'edge'";
+  auto via_s3 = pg_->Query(types, "s3_rt_pg_" + format);
+  auto straight = pg_->Query(types, "s3_rt_direct_" + format);
+  ASSERT_TRUE(via_s3.ok() && straight.ok());
+  EXPECT_EQ((*via_s3)[0][0], (*straight)[0][0]);
   auto exact = pg_->Query("SELECT big::text, encode(b, 'hex'), u FROM public.edge WHERE id = 1",
                           "s3_rt_pg_" + format);
   ASSERT_TRUE(exact.ok()) << exact.status().ToString();
@@ -215,7 +228,7 @@ TEST_P(S3RoundTrip, MariaDbToS3AndIntoPostgresKeepsTheChecksums) {
   EXPECT_EQ(m->files.front().name.rfind(first, 0), 0u) << m->files.front().name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, S3RoundTrip, ::testing::Values("parquet", "jsonl"),
+INSTANTIATE_TEST_SUITE_P(Formats, S3RoundTrip, ::testing::Values("parquet", "csv", "jsonl"),
                          [](const auto& info) { return std::string(info.param); });
 
 // Objects written by others (no manifest: sniffed) into PostgreSQL: a CSV file, a folder of

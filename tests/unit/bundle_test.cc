@@ -298,7 +298,16 @@ TEST(Arrays, RoundTripAndValidation) {
   auto dec = DecodeArray(*enc);
   ASSERT_TRUE(dec.ok());
   EXPECT_EQ(*dec, a);
-  EXPECT_EQ(ArrayToString(a), "[1:2][0:1]={{a,NULL},{,ü}}");
+  EXPECT_EQ(ArrayToString(a), "[1:2][0:1]={{a,NULL},{\"\",ü}}") << "the empty text is quoted";
+  // Quoted as PostgreSQL's array_out quotes: the text reads back into the same elements.
+  ArrayValue q;
+  q.element_type = LogicalType::kText;
+  q.dims = {{7, 1}};
+  for (const char* e : {"a,b", "NULL", "null", "q\"t", "back\\slash", "{x}", " lead"}) {
+    q.elements.push_back(Value::Bytes(LogicalType::kText, e));
+  }
+  EXPECT_EQ(ArrayToString(q),
+            "{\"a,b\",\"NULL\",\"null\",\"q\\\"t\",\"back\\\\slash\",\"{x}\",\" lead\"}");
   a.elements.pop_back();
   EXPECT_FALSE(EncodeArray(a).ok());
   std::string broken = *enc;

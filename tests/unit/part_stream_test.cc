@@ -8,11 +8,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "sinks/files/naming.h"
 #include "sources/files/duck.h"
 
 namespace dbs::files {
@@ -117,6 +119,24 @@ TEST(PartStream, BundlesMayGoOnceAddReturns) {
     }
   }
   std::filesystem::remove_all(dir);
+}
+
+// Part names sort in number order past 99,999, and the first 100,000 keep their five digits.
+TEST(PartNames, SortInNumberOrder) {
+  FileOptions o;
+  o.format = FileFormat::kParquet;
+  EXPECT_EQ(PartName(42, o), "part-00042.parquet");
+  EXPECT_EQ(PartName(100000, o), "part-a0000100000.parquet");
+  std::vector<std::string> names;
+  for (int64_t n :
+       std::vector<int64_t>{0, 1, 9999, 99998, 99999, 100000, 100001, 999999, 12345678901}) {
+    names.push_back(PartName(n, o));
+    EXPECT_EQ(PartNumber(names.back()), n) << names.back();
+  }
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_EQ(PartNumber("part-.parquet"), -1);
+  EXPECT_EQ(PartNumber("part-a.parquet"), -1);
+  EXPECT_EQ(PartNumber("seg-00001.parquet"), -1);
 }
 
 }  // namespace

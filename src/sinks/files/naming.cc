@@ -37,15 +37,23 @@ std::string IdForFile(std::string_view id) {
 
 int64_t PartNumber(const std::string& name) {
   if (name.rfind("part-", 0) != 0) return -1;
-  int64_t v = 0;
   size_t i = 5;
-  for (; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i) v = v * 10 + (name[i] - '0');
-  return i == 5 ? -1 : v;
+  const bool big = i < name.size() && name[i] == 'a';  // "part-a" + 10 digits (PartName)
+  if (big) ++i;
+  const size_t first = i;
+  int64_t v = 0;
+  for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && i - first < 18; ++i) {
+    v = v * 10 + (name[i] - '0');
+  }
+  return i == first ? -1 : v;
 }
 
 std::string PartName(int64_t number, const FileOptions& o) {
+  // Five digits, then "a" and ten: names sort in number order ('a' sorts after every digit)
+  // and the first 100,000 keep the names earlier versions gave them.
   char num[32];
-  std::snprintf(num, sizeof num, "%05lld", static_cast<long long>(number));
+  std::snprintf(num, sizeof num, number < 100000 ? "%05lld" : "a%010lld",
+                static_cast<long long>(number));
   return std::string("part-") + num + DataExtension(o);
 }
 

@@ -22,9 +22,10 @@ namespace dbs::files {
 std::vector<uint64_t> IdKey(std::string_view id);
 // A bundle id as part of a file name (characters other than [A-Za-z0-9._-] become '_').
 std::string IdForFile(std::string_view id);
-// The number of a "part-NNNNN..." file, or -1.
+// The number of a "part-NNNNN..." or "part-aNNNNNNNNNN..." file, or -1.
 int64_t PartNumber(const std::string& name);
-// "part-00042" + DataExtension(o).
+// "part-00042" + DataExtension(o); from 100,000 on "part-a0000100000": names sort in number
+// order.
 std::string PartName(int64_t number, const FileOptions& o);
 // The SELECT list turning staged columns into the target format's stored columns.
 std::string ExportList(const TableSchema& t, const FileOptions& o);

@@ -68,6 +68,16 @@ Result<size_t> PartStager::Apply(const std::vector<const BundleRef*>& refs) {
     if (before > 0 && before + r->bundle->rows() > per) failed = flush(true);
     fresh.push_back(r);
     fresh_rows += r->bundle->rows();
+    if (fo_.bytes_per_file > 0) {
+      // The size limit: each bundle is handed over at once, and the part committed once its
+      // file as written so far (for Parquet, its finished row groups) reaches the limit.
+      failed = flush(false);
+      if (failed.ok()) {
+        std::error_code ec;
+        const uint64_t size = std::filesystem::file_size(part().stream->path(), ec);
+        if (!ec && size >= fo_.bytes_per_file) failed = Commit(t.name);
+      }
+    }
   }
   if (failed.ok()) {
     const uint64_t total = (part().stream ? part().stream->rows() : 0) + fresh_rows;

@@ -17,7 +17,9 @@
 //       so that a later drop does not touch it.
 //  - Apply() skips ids in *applied (settled as committed at once) and ids already staged
 //    (settled with their part), and commits a part before a bundle would take it past
-//    rows_per_file, and once it reaches it. A part always takes at least one bundle.
+//    rows_per_file, and once it reaches it; with bytes_per_file, bundles are handed to the
+//    part one at a time and it is committed once its file (as written so far) reaches that
+//    size. A part always takes at least one bundle.
 //  - On any failure the part and the bundles not handed to it are settled as dropped (their
 //    messages are redelivered) and the error is returned with the table as context.
 //  - Destroying the stager drops what is staged (its temporary files are removed).

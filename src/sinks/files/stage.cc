@@ -13,7 +13,11 @@
 
 namespace dbs::files {
 
-std::string StageType(const Column& c) { return StoredFor(c, FileFormat::kParquet).type; }
+std::string StageType(const Column& c) {
+  // Intervals are staged as values; only their Parquet form is text (StoredFor).
+  if (c.type == LogicalType::kInterval) return "INTERVAL";
+  return StoredFor(c, FileFormat::kParquet).type;
+}
 
 Status CreateStageTable(Duck* duck, const std::string& name, const TableSchema& table) {
   std::string sql = "CREATE OR REPLACE TABLE " + SqlIdent(name) + " (";

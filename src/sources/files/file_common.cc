@@ -62,7 +62,8 @@ Result<FileOptions> FileOptionsOf(const ConnectionConfig& c) {
       DBS_ASSIGN_OR_RETURN(o.format, ParseFormat(v));
     } else if (k == "compression") {
       o.compression = v;
-    } else if (k == "rowsPerFile" || k == "changeFileRows" || k == "changeFileSeconds") {
+    } else if (k == "rowsPerFile" || k == "changeFileRows" || k == "changeFileSeconds" ||
+               k == "bytesPerFile" || k == "rowGroupSize") {
       char* end = nullptr;
       const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
       const bool zero_ok = k == "changeFileSeconds";
@@ -73,13 +74,19 @@ Result<FileOptions> FileOptionsOf(const ConnectionConfig& c) {
       if (k == "rowsPerFile") o.rows_per_file = n;
       if (k == "changeFileRows") o.change_rows = n;
       if (k == "changeFileSeconds") o.change_seconds = n;
+      if (k == "bytesPerFile") o.bytes_per_file = n;
+      if (k == "rowGroupSize") o.row_group_rows = n;
     } else if (c.s3 && (k == "endpoint" || k == "region" || k == "addressing")) {
       continue;  // where the bucket is (remote.h)
     } else {
       return Status::InvalidArgument(
           "unknown file connection option '" + k +
-          "' (format, compression, rowsPerFile, changeFileRows, changeFileSeconds)");
+          "' (format, compression, rowsPerFile, bytesPerFile, rowGroupSize, changeFileRows, "
+          "changeFileSeconds)");
     }
+  }
+  if (o.row_group_rows != 0 && o.format != FileFormat::kParquet) {
+    return Status::InvalidArgument("rowGroupSize applies to Parquet files only");
   }
   if (o.format == FileFormat::kParquet) {
     if (o.compression.empty()) o.compression = "zstd";
@@ -172,7 +179,11 @@ StoredColumn StoredFor(const Column& c, FileFormat f) {
       s.type = "TIMESTAMPTZ";
       break;
     case LogicalType::kInterval:
-      s.type = "INTERVAL";
+      // Parquet's INTERVAL holds unsigned months, days and milliseconds: a negative interval
+      // cannot be written and microseconds would be lost. DuckDB's interval text is exact.
+      s.type = text_format ? "INTERVAL" : "VARCHAR";
+      if (!text_format)
+        s.warning = "kept as text (Parquet intervals cannot be negative or hold microseconds)";
       break;
     case LogicalType::kTimeTz:
     case LogicalType::kArray:

@@ -144,6 +144,12 @@ Column ColumnFromManifest(const Column& m, const files::StoredColumn& stored, st
     c.type = LogicalType::kText;  // kept as text (StoredFor)
     c.element_type = LogicalType::kNone;
   }
+  // A PostgreSQL bit varying(n) stays varying: the targets' type mapping tells it from bit(n)
+  // by the source type alone.
+  if (c.type == LogicalType::kBit &&
+      (m.source_type.rfind("bit varying", 0) == 0 || m.source_type.rfind("varbit", 0) == 0)) {
+    c.source_type = m.source_type;
+  }
   std::string e = SqlIdent(m.name);
   if (stored.encoding == "base64") e = "from_base64(" + e + ")";
   *expr = "CAST(" + e + " AS " + ReadType(c.type) + ")";
