@@ -267,8 +267,8 @@ Status ParseSelector(const json& j, const std::string& path, TableSelector* t) {
   if (j.is_string()) {
     t->pattern = j.get<std::string>();
   } else if (j.is_object()) {
-    DBS_RETURN_IF_ERROR(
-        OnlyKeys(j, path, {"name", "columns", "filter", "query", "target", "columnTypes", "csv"}));
+    DBS_RETURN_IF_ERROR(OnlyKeys(
+        j, path, {"name", "columns", "filter", "query", "target", "columnTypes", "csv", "files"}));
     DBS_RETURN_IF_ERROR(GetString(j, path, "name", &t->pattern));
     DBS_RETURN_IF_ERROR(GetStrings(j, path, "columns", &t->columns));
     DBS_RETURN_IF_ERROR(GetString(j, path, "filter", &t->filter));
@@ -276,6 +276,7 @@ Status ParseSelector(const json& j, const std::string& path, TableSelector* t) {
     DBS_RETURN_IF_ERROR(GetString(j, path, "target", &t->target));
     DBS_RETURN_IF_ERROR(GetColumnTypes(j, path, &t->column_types));
     DBS_RETURN_IF_ERROR(GetCsvDialect(j, path, &t->csv));
+    DBS_RETURN_IF_ERROR(GetString(j, path, "files", &t->files));
   } else {
     return Status::InvalidArgument(path + " must be a table name or an object with \"name\"");
   }
@@ -286,6 +287,23 @@ Status ParseSelector(const json& j, const std::string& path, TableSelector* t) {
   }
   if (!t->query.empty() && !t->filter.empty()) {
     return Status::InvalidArgument(path + ": use either query or filter, not both");
+  }
+  if (!t->files.empty()) {
+    if (!t->query.empty() || t->pattern.find_first_of("*?") != std::string::npos) {
+      return Status::InvalidArgument(path + ": files needs a plain table name and no query");
+    }
+    const std::string& g = t->files;
+    bool up = g.front() == '/' || g.back() == '/' || g.find("//") != std::string::npos;
+    for (size_t at = 0; !up && at <= g.size();) {
+      const size_t end = std::min(g.find('/', at), g.size());
+      up = g.compare(at, end - at, "..") == 0 || g.compare(at, end - at, ".") == 0;
+      at = end + 1;
+    }
+    if (up) {
+      return Status::InvalidArgument(path +
+                                     ".files must be a path relative to the source, without "
+                                     "'.' or '..' parts (\"events/2026-*/*.parquet\")");
+    }
   }
   return Status::Ok();
 }
@@ -451,6 +469,10 @@ Result<StreamConfig> ParseStreamConfig(const json& j) {
       if (!c.tables[i].column_types.empty()) {
         return Status::InvalidArgument("tables[" + std::to_string(i) +
                                        "].columnTypes applies to file sources only");
+      }
+      if (!c.tables[i].files.empty()) {
+        return Status::InvalidArgument("tables[" + std::to_string(i) +
+                                       "].files applies to file sources only");
       }
       if (!c.tables[i].csv.empty()) {
         return Status::InvalidArgument("tables[" + std::to_string(i) +

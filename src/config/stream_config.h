@@ -62,6 +62,10 @@ struct TableSelector {
   std::map<std::string, std::string> column_types = {};
   // File sources without a manifest, CSV files: the dialect settings (`csv`).
   CsvDialectSettings csv = {};
+  // File sources: a glob relative to the source's folder or prefix ("events/2026-*/*.parquet";
+  // `*`, `?` and `[...]` match within one path part) whose files are together the table
+  // `pattern` names (`files`). Empty: the table is a file or folder found under the source.
+  std::string files = {};
 };
 
 struct StructureOptions {

@@ -29,12 +29,14 @@ namespace dbs {
 
 // A chunk of a table: `column` in [lower, upper) (either side open when empty). With `pages`
 // (PostgreSQL 14+ plain tables), the bounds are heap page numbers and the chunk is the rows
-// whose ctid lies in those pages: a TID range scan, no key needed.
+// whose ctid lies in those pages: a TID range scan, no key needed. With `files` (file
+// sources), the bounds are indexes into the table's files, in reading order.
 struct KeyRange {
   std::string column;
   std::optional<int64_t> lower;
   std::optional<int64_t> upper;
   bool pages = false;
+  bool files = false;
 };
 
 // What one reader reads: a table (optionally a chunk of it), or a custom query.

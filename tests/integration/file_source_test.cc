@@ -290,6 +290,15 @@ TEST_F(FileSourceTest, PartitionFoldersOnS3) {
   EXPECT_EQ(types["day"], "date");
   EXPECT_EQ(Pg("SELECT count(*) FROM orders", db)[0][0], "2");
 
+  // A glob across folders is one table: only the us days, with their partition columns.
+  const std::string glob_db = "fsrc_glob_s3_pg";
+  const std::string glob_pg = NewPostgres(glob_db);
+  RunAndVerify(Config("fsrc-glob-s3", s3_url("lake"), glob_pg,
+                      {{"tables", json::array({json{{"name", "us_sales"},
+                                                    {"files", "sales/region=us/*/*.csv"}}})}}));
+  EXPECT_EQ(Pg("SELECT string_agg(id || ':' || day, ' ' ORDER BY id) FROM us_sales", glob_db)[0][0],
+            "3:2024-01-06 4:2024-01-07 5:2024-01-07");
+
   // The partitioned prefix itself is the table.
   auto cfg = ParseConnection(s3_url("lake/sales"), "source");
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
@@ -539,6 +548,54 @@ TEST_F(FileSourceTest, SkipReadsCompressedJsonLines) {
   const std::string sum = std::to_string(3000 * 3001 / 2 - 1500);
   EXPECT_EQ(Pg("SELECT count(*), sum(id) FROM g", db)[0], (std::vector<std::string>{"2999", sum}));
   EXPECT_EQ(Pg("SELECT count(*), sum(id) FROM z", db)[0], (std::vector<std::string>{"2999", sum}));
+}
+
+// A selector's `files` glob makes one table of files in several folders: the glob's wildcards
+// match within a path part, hidden files and other formats are left out, partition folders below
+// the fixed part become columns, and a glob that matches nothing is an error naming it.
+TEST_F(FileSourceTest, GlobAcrossFoldersIsOneTable) {
+  Write("in/events/2026-01/a.csv", "id,kind\n1,click\n2,view\n");
+  Write("in/events/2026-02/b.csv", "id,kind\n3,click\n");
+  Write("in/events/2026-02/.hidden.csv", "id,kind\n98,x\n");
+  Write("in/events/2025-12/c.csv", "id,kind\n99,old\n");
+  Write("in/events/2026-03/notes.txt", "not data");
+  Write("in/logs/year=2026/month=01/x.csv", "seq\n1\n");
+  Write("in/logs/year=2026/month=02/y.csv", "seq\n2\n");
+  Write("in/logs/year=2025/month=12/z.csv", "seq\n3\n");
+  const std::string db = "fsrc_glob_pg";
+  const std::string pg = NewPostgres(db);
+  const json tables = json::array({json{{"name", "events"}, {"files", "events/2026-*/*.csv"}},
+                                   json{{"name", "recent"}, {"files", "logs/year=2026/*/*.csv"}}});
+  RunAndVerify(Config("fsrc-glob", "file://" + (dir_ / "in").string(), pg, {{"tables", tables}}));
+  EXPECT_EQ(Pg("SELECT string_agg(id || ':' || kind, ' ' ORDER BY id) FROM events", db)[0][0],
+            "1:click 2:view 3:click");
+  EXPECT_EQ(
+      Pg("SELECT string_agg(seq || ':' || year || ':' || month, ' ' ORDER BY seq) FROM recent",
+         db)[0][0],
+      "1:2026:01 2:2026:02");
+  // The table's two files are two chunks, read in parallel by the reader pool.
+  StreamConfig c =
+      Config("fsrc-glob", "file://" + (dir_ / "in").string(), pg, {{"tables", tables}});
+  auto source = Source::Open(c.source);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  ASSERT_TRUE((*source)->Configure(c).ok());
+  auto schema = (*source)->Describe({"public", "events"});
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  auto ranges = (*source)->Split(*schema, 0);
+  ASSERT_TRUE(ranges.ok()) << ranges.status().ToString();
+  ASSERT_EQ(ranges->size(), 2u);
+  EXPECT_TRUE((*ranges)[1].files);
+  EXPECT_EQ((*ranges)[1].lower, 1);
+  EXPECT_EQ((*ranges)[1].upper, 2);
+
+  auto r =
+      Run(Config("fsrc-glob-none", "file://" + (dir_ / "in").string(), NewPostgres(db + "_2"),
+                 {{"tables", json::array({json{{"name", "e"}, {"files", "events/2027-*/*"}}})}}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(
+      r.status().message().find("\"events/2027-*/*\" matches no CSV, JSON(L) or Parquet file"),
+      std::string::npos)
+      << r.status().ToString();
 }
 
 // Files made elsewhere into MariaDB: a Latin-1 CSV with ';', "NA" for NULL and quoted fields;

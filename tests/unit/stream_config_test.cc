@@ -378,5 +378,31 @@ TEST(StreamConfigFileSource, CsvDialectSettings) {
   EXPECT_EQ(msg(bad), "tables[0].csv applies to file sources only");
 }
 
+// File sources: a selector's `files` glob, relative to the source and for one named table.
+TEST(StreamConfigFileSource, FilesGlob) {
+  json j = {
+      {"name", "f"},
+      {"source", "file:///data/in"},
+      {"target", "postgres://u@h/db"},
+      {"tables", json::array({json{{"name", "events"}, {"files", "events/2026-*/*.parquet"}}})}};
+  auto c = ParseStreamConfig(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->tables[0].files, "events/2026-*/*.parquet");
+  auto msg = [](json j) { return ParseStreamConfig(j).status().message(); };
+  for (const char* bad : {"/abs/*.csv", "../up/*.csv", "a/../b.csv", "./a.csv", "a//b.csv", "a/"}) {
+    json b = j;
+    b["tables"][0]["files"] = bad;
+    EXPECT_NE(msg(b).find("tables[0].files must be a path relative to the source"),
+              std::string::npos)
+        << bad << ": " << msg(b);
+  }
+  json b = j;
+  b["tables"][0]["name"] = "ev*";
+  EXPECT_EQ(msg(b), "tables[0]: files needs a plain table name and no query");
+  b = j;
+  b["source"] = "mysql://u@h/db";
+  EXPECT_EQ(msg(b), "tables[0].files applies to file sources only");
+}
+
 }  // namespace
 }  // namespace dbs

@@ -380,14 +380,19 @@ Status FileError(const std::string& file, const Status& s) {
 
 class FileRowReader : public RowReader {
  public:
+  // Reads files [first, end) of `t` (end 0: to the last).
   FileRowReader(std::unique_ptr<Duck> duck, std::shared_ptr<Remote> remote, const TableInfo* t,
-                std::vector<size_t> cols, std::string filter, uint64_t limit)
+                std::vector<size_t> cols, std::string filter, uint64_t limit, size_t first = 0,
+                size_t end = 0)
       : duck_(std::move(duck)),
         remote_(std::move(remote)),
         t_(t),
         cols_(std::move(cols)),
         filter_(std::move(filter)),
-        limit_(limit) {}
+        limit_(limit),
+        first_(first),
+        file_index_(first),
+        file_end_(end == 0 ? t->where.files.size() : std::min(end, t->where.files.size())) {}
 
   Result<bool> Next(Bundle* out, size_t max_rows, size_t max_bytes) override {
     size_t added = 0;
@@ -426,7 +431,7 @@ class FileRowReader : public RowReader {
  private:
   std::string File() const {
     if (t_->where.files.empty()) return t_->where.name;
-    return t_->where.files[file_index_ == 0 ? 0 : file_index_ - 1];
+    return t_->where.files[file_index_ <= first_ ? first_ : file_index_ - 1];
   }
   std::string Where() const {
     if (t_->where.files.empty()) return t_->where.name + ", data row " + std::to_string(emitted_);
@@ -507,7 +512,7 @@ class FileRowReader : public RowReader {
         stream_ = std::move(s).value();
         continue;
       }
-      if (file_index_ >= t_->where.files.size()) return false;
+      if (file_index_ >= file_end_) return false;
       const std::string& file = t_->where.files[file_index_];
       DBS_ASSIGN_OR_RETURN(std::string local,
                            LocalPath(remote_.get(), t_->where, file_index_, &copy_));
@@ -596,7 +601,7 @@ class FileRowReader : public RowReader {
   uint64_t limit_;
   std::unique_ptr<files::DuckStream> stream_;
   duckdb_data_chunk chunk_ = nullptr;  // owned by stream_
-  size_t chunk_rows_ = 0, offset_ = 0, file_index_ = 0;
+  size_t chunk_rows_ = 0, offset_ = 0, first_ = 0, file_index_ = 0, file_end_ = 0;
   uint64_t emitted_ = 0, file_rows_ = 0;
   // malformedRows skip: the rows left out and not yet taken; for JSONL, the file's lines and
   // the two leading columns (line, reason) of each chunk.
@@ -638,9 +643,15 @@ class FileSnapshot : public Snapshot {
         cols.push_back(static_cast<size_t>(i));
       }
     }
+    size_t first = 0, end = 0;
+    if (spec.range && spec.range->files) {
+      first = static_cast<size_t>(spec.range->lower.value_or(0));
+      end = static_cast<size_t>(spec.range->upper.value_or(0));
+      if (end <= first) return Status::InvalidArgument("an empty file range of " + t->where.name);
+    }
     DBS_ASSIGN_OR_RETURN(auto duck, Duck::Open(1, "256MB"));
-    return std::unique_ptr<RowReader>(
-        new FileRowReader(std::move(duck), remote_, t, std::move(cols), spec.filter, spec.limit));
+    return std::unique_ptr<RowReader>(new FileRowReader(
+        std::move(duck), remote_, t, std::move(cols), spec.filter, spec.limit, first, end));
   }
 
  private:
@@ -651,6 +662,8 @@ class FileSnapshot : public Snapshot {
 
 class FileSource : public LoadOnlySource {
  public:
+  static constexpr size_t kMaxFileChunks = 64;
+
   explicit FileSource(ConnectionConfig config)
       : config_(std::move(config)), path_(config_.s3 ? config_.Redacted() : config_.database) {}
 
@@ -667,6 +680,14 @@ class FileSource : public LoadOnlySource {
     selectors_ = config.tables;
     skip_ = config.malformed_rows == MalformedRows::kSkip;
     tables_.clear();
+    // Tables defined by a selector's glob are found by the next scan.
+    for (const TableSelector& sel : selectors_) {
+      if (!sel.files.empty()) {
+        scanned_ = false;
+        where_.clear();
+        break;
+      }
+    }
     return Status::Ok();
   }
 
@@ -716,8 +737,26 @@ class FileSource : public LoadOnlySource {
   Result<TableSchema> DescribeQuery(const std::string&, const TableRef&) override {
     return Status::Unsupported("file sources read tables, not custom queries");
   }
-  Result<std::vector<KeyRange>> Split(const TableSchema&, uint64_t) override {
-    return std::vector<KeyRange>();
+  // A table of several files is read in chunks of whole files, so that the reader pool reads
+  // them in parallel: at most kMaxFileChunks chunks of consecutive files. A table with change
+  // files is one chunk (its snapshot and changes are replayed together).
+  Result<std::vector<KeyRange>> Split(const TableSchema& table, uint64_t) override {
+    DBS_RETURN_IF_ERROR(Scan());
+    std::vector<KeyRange> out;
+    auto it = where_.find(table.name);
+    if (it == where_.end() || !it->second.changes.empty() || it->second.files.size() < 2) {
+      return out;
+    }
+    const size_t n = it->second.files.size();
+    const size_t chunks = std::min(n, kMaxFileChunks);
+    for (size_t c = 0; c < chunks; ++c) {
+      KeyRange r;
+      r.files = true;
+      r.lower = static_cast<int64_t>(n * c / chunks);
+      r.upper = static_cast<int64_t>(n * (c + 1) / chunks);
+      out.push_back(r);
+    }
+    return out;
   }
   Result<std::unique_ptr<Snapshot>> BeginSnapshot(int) override {
     DBS_RETURN_IF_ERROR(Scan());
@@ -729,14 +768,117 @@ class FileSource : public LoadOnlySource {
     return "file sources take mode load only: files have no change stream";
   }
 
-  // Finds the tables under path_ (once).
+  // Finds the tables under path_, and those the selectors define by a glob (once).
   Status Scan() {
     if (scanned_) return Status::Ok();
-    if (config_.s3) {
-      DBS_RETURN_IF_ERROR(ScanS3());
-      scanned_ = true;
-      return Status::Ok();
+    DBS_RETURN_IF_ERROR(config_.s3 ? ScanS3() : ScanLocal());
+    for (size_t i = 0; i < selectors_.size(); ++i) {
+      if (selectors_[i].files.empty()) continue;
+      Status s = AddGlobTable(selectors_[i]);
+      if (!s.ok()) return s.WithContext("tables[" + std::to_string(i) + "].files");
     }
+    scanned_ = true;
+    return Status::Ok();
+  }
+
+  // The table `sel` defines by its glob (TableSelector::files): every data file under the
+  // source's folder (or prefix) whose path matches, in path order; its partition folders
+  // (key=value/ below the glob's fixed folders, or among its last ones) become columns when
+  // every file is in them.
+  Status AddGlobTable(const TableSelector& sel) {
+    const std::string& glob = sel.files;
+    size_t fixed = 0;  // the glob's leading folders without wildcards: glob.substr(0, fixed)
+    for (size_t at = 0;;) {
+      const size_t slash = glob.find('/', at);
+      if (slash == std::string::npos ||
+          glob.substr(at, slash - at).find_first_of("*?[") != std::string::npos) {
+        break;
+      }
+      fixed = slash;
+      at = slash + 1;
+    }
+    // Partition folders among them stay below the base, to become columns.
+    while (fixed > 0) {
+      const size_t slash = glob.rfind('/', fixed - 1);
+      const size_t start = slash == std::string::npos ? 0 : slash + 1;
+      if (!files::PartitionKeyOf(glob.substr(start, fixed - start))) break;
+      fixed = slash == std::string::npos ? 0 : slash;
+    }
+    const std::string base = glob.substr(0, fixed);
+    const auto matches = [&](const std::string& rel) {
+      return fnmatch(glob.c_str(), rel.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0 &&
+             files::FormatOfFile(rel.substr(rel.rfind('/') + 1));
+    };
+    // (path relative to the fixed folders, the name the file is read by), and S3 keys.
+    std::vector<std::pair<std::string, std::string>> found;
+    std::map<std::string, std::string> key_of;
+    const auto below = [&](const std::string& rel) {
+      return base.empty() ? rel : rel.substr(base.size() + 1);
+    };
+    std::string where;
+    if (config_.s3) {
+      where = remote_->base + base;
+      DBS_ASSIGN_OR_RETURN(auto objects, remote_->store->List(base, true));
+      for (const ObjectInfo& o : objects) {
+        if (o.is_prefix || !matches(o.key)) continue;
+        found.emplace_back(below(o.key), remote_->base + o.key);
+        key_of[remote_->base + o.key] = o.key;
+      }
+    } else {
+      std::error_code ec;
+      if (!fs::is_directory(path_, ec)) {
+        return Status::InvalidArgument("a glob table needs a source folder, and " + path_ +
+                                       " is not one");
+      }
+      const fs::path root(path_);
+      where = (root / base).string();
+      if (fs::is_directory(root / base, ec)) {
+        for (auto it = fs::recursive_directory_iterator(root / base, ec);
+             it != fs::recursive_directory_iterator(); it.increment(ec)) {
+          if (ec) break;
+          std::error_code ec2;
+          if (!it->is_regular_file(ec2)) continue;
+          const std::string rel = fs::relative(it->path(), root, ec2).generic_string();
+          if (!ec2 && matches(rel)) found.emplace_back(below(rel), it->path().string());
+        }
+      }
+      if (ec) return Status::IoError("listing " + where + ": " + ec.message());
+    }
+    if (found.empty()) {
+      return Status(StatusCode::kNotFound, Retry::kFail,
+                    "\"" + glob + "\" matches no CSV, JSON(L) or Parquet file under " + path_);
+    }
+    where_.erase(sel.pattern);
+    FileTable t;
+    t.name = sel.pattern;
+    bool partitioned = true;
+    for (const auto& [rel, name] : found)
+      partitioned = partitioned && files::PartitionFolderOf(rel);
+    if (partitioned) {
+      DBS_RETURN_IF_ERROR(AddTableFiles(where, std::move(t), found));
+    } else {
+      std::sort(found.begin(), found.end());
+      for (const auto& [rel, name] : found) {
+        const FileFormat f = *files::FormatOfFile(fs::path(rel).filename().string());
+        if (!t.files.empty() && f != t.format) {
+          return Status::InvalidArgument("\"" + glob + "\" matches files of different formats");
+        }
+        t.format = f;
+        t.files.push_back(name);
+      }
+      t.dir = where;
+      where_[t.name] = std::move(t);
+    }
+    if (config_.s3) {
+      FileTable& added = where_[sel.pattern];
+      added.keys.clear();
+      for (const std::string& f : added.files) added.keys.push_back(key_of[f]);
+    }
+    return Status::Ok();
+  }
+
+  // The tables of a local path_: a folder's files and sub-folders, one file, or a glob.
+  Status ScanLocal() {
     std::error_code ec;
     fs::path p(path_);
     const std::string base = p.filename().string();
@@ -762,9 +904,7 @@ class FileSource : public LoadOnlySource {
         std::error_code ec2;
         if (e.is_directory(ec2) && files::PartitionKeyOf(e.path().filename().string())) {
           // The folder is one partitioned table itself (named by the folder).
-          DBS_RETURN_IF_ERROR(AddFolder(path_));
-          scanned_ = true;
-          return Status::Ok();
+          return AddFolder(path_);
         }
       }
       for (const auto& e : entries) {
@@ -780,7 +920,6 @@ class FileSource : public LoadOnlySource {
       return Status(StatusCode::kNotFound, Retry::kFail,
                     "the file source " + path_ + " does not exist");
     }
-    scanned_ = true;
     return Status::Ok();
   }
 
