@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -421,6 +422,59 @@ std::vector<std::string> SourceRows(const std::string& root, const std::string& 
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// changeFileSeconds: staged changes are published once the oldest is that old, by the next
+// batch or by a flush that is not the final one; before that they are held back.
+TEST(CdcFilesSinkTest, ChangesArePublishedByAge) {
+  const fs::path root =
+      fs::temp_directory_path() / ("dbstreams-cdc-files-age-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  auto cfg = ParseConnectionUrl("file://" + root.string() +
+                                "?format=jsonl&changeFileRows=1000&changeFileSeconds=1");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  SinkOptions so;
+  so.stream = "age.r1";
+  so.mode = StreamMode::kCdc;
+  TableSchema t;
+  t.schema = "public";
+  t.name = "t";
+  t.columns = {Col("id", "int", LogicalType::kInt32, false), Col("v", "text", LogicalType::kText)};
+  t.primary_key = {"id"};
+  auto sink = Sink::Open(*cfg, so);
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  Sink& s = **sink;
+  BatchBuilder b1;
+  b1.AddTable(t);
+  b1.Txn({{&t, {R{RowOp::kInsert, {I(1), S("a")}}}}});
+  ASSERT_TRUE(s.ApplyChanges(b1.Batch(1, 1)).ok());
+  ASSERT_TRUE(s.FlushChanges(/*all=*/false).ok());
+  EXPECT_TRUE(ChangeFilesOf(root.string(), "t").empty()) << "not a second old yet";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  ASSERT_TRUE(s.FlushChanges(/*all=*/false).ok());
+  EXPECT_EQ(ChangeFilesOf(root.string(), "t").size(), 1u) << "a second old: published";
+  // The next change starts a new file, published (with the batch's own change) by a batch
+  // that comes after its second.
+  BatchBuilder b2;
+  b2.AddTable(t);
+  b2.Txn({{&t, {R{RowOp::kInsert, {I(2), S("b")}}}}});
+  ASSERT_TRUE(s.ApplyChanges(b2.Batch(2, 2)).ok());
+  EXPECT_EQ(ChangeFilesOf(root.string(), "t").size(), 1u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  BatchBuilder b3;
+  b3.AddTable(t);
+  b3.Txn({{&t, {R{RowOp::kInsert, {I(3), S("c")}}}}});
+  ASSERT_TRUE(s.ApplyChanges(b3.Batch(3, 3)).ok());
+  const std::vector<std::string> files = ChangeFilesOf(root.string(), "t");
+  ASSERT_EQ(files.size(), 2u);
+  std::ifstream second(files[1]);
+  std::string line;
+  size_t lines = 0;
+  while (std::getline(second, line)) lines += line.empty() ? 0 : 1;
+  EXPECT_EQ(lines, 2u) << "changes 2 and 3";
+  ASSERT_TRUE(s.FlushChanges(/*all=*/true).ok());
+  EXPECT_EQ(ChangeFilesOf(root.string(), "t").size(), 2u) << "nothing was left staged";
+  fs::remove_all(root);
 }
 
 // A table folder with change files reads as its current state: the snapshot with the changes
