@@ -63,8 +63,16 @@ std::string ExportList(const TableSchema& t, const FileOptions& o) {
     if (!sql.empty()) sql += ", ";
     const StoredColumn s = StoredFor(c, o.format);
     const std::string id = SqlIdent(c.name);
+    const bool is_float = c.type == LogicalType::kFloat32 || c.type == LogicalType::kFloat64;
     if (s.encoding == "base64") {
       sql += "to_base64(" + id + ") AS " + id;
+    } else if (is_float && o.format == FileFormat::kJsonl) {
+      // JSON has no NaN or infinities (DuckDB would write them bare): they become the strings
+      // "NaN", "Infinity", "-Infinity", which a DOUBLE column reads back.
+      sql += "CASE WHEN isnan(" + id + ") THEN '\"NaN\"'::JSON WHEN isinf(" + id +
+             ") THEN (CASE WHEN " + id +
+             " > 0 THEN '\"Infinity\"' ELSE '\"-Infinity\"' END)::JSON ELSE CAST(" + id +
+             " AS JSON) END AS " + id;
     } else if (s.type != StageType(c)) {
       sql += "CAST(" + id + " AS " + s.type + ") AS " + id;
     } else {
