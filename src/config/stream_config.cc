@@ -229,6 +229,9 @@ Status GetCsvDialect(const json& j, const std::string& path, CsvDialectSettings*
     if (c == "\n" || c == "\r") {
       return Status::InvalidArgument(P(where, key) + " cannot be a line break");
     }
+    if (!c.empty() && static_cast<unsigned char>(c[0]) < 0x20 && c[0] != '\t') {
+      return Status::InvalidArgument(P(where, key) + " must be a printable character or a tab");
+    }
     *v = c;
     return Status::Ok();
   };
@@ -237,6 +240,9 @@ Status GetCsvDialect(const json& j, const std::string& path, CsvDialectSettings*
   DBS_RETURN_IF_ERROR(one_char("escape", true, &out->escape));
   if (out->delimiter && out->quote && *out->delimiter == *out->quote) {
     return Status::InvalidArgument(where + ": the delimiter and the quote must differ");
+  }
+  if (out->delimiter && out->escape && *out->delimiter == *out->escape) {
+    return Status::InvalidArgument(where + ": the delimiter and the escape must differ");
   }
   if (auto f = it->find("header"); f != it->end()) {
     if (!f->is_boolean())

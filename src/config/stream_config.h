@@ -42,7 +42,7 @@ struct CsvDialectSettings {
   std::optional<std::string> quote;        // one character, or "" (no quoting)
   std::optional<std::string> escape;       // one character, or "" (none)
   std::optional<bool> header;              // false: columns are named column0, column1, ...
-  std::optional<std::string> null_string;  // the text that stands for NULL ("": none)
+  std::optional<std::string> null_string;  // the text that stands for NULL ("": an empty field)
   std::optional<std::string> encoding;     // "utf-8", "utf-16" or "latin-1"
   bool empty() const {
     return !delimiter && !quote && !escape && !header && !null_string && !encoding;

@@ -303,7 +303,7 @@ void ScanInit(duckdb_init_info info) {
       s = ranges.status();
     } else {
       g->ranges = std::move(*ranges);
-      // A source that does not split the table (files) is read whole, by one reader.
+      // A source that does not split the table is read whole, by one reader.
       if (g->ranges.empty()) g->ranges.push_back(KeyRange{});
       const int readers =
           std::max(1, std::min(t->options->threads, static_cast<int>(g->ranges.size())));
@@ -466,7 +466,9 @@ void Scan(duckdb_function_info info, duckdb_data_chunk output) {
       }
       spec = g->spec;
       const KeyRange& range = g->ranges[g->next++];
-      if (!range.column.empty() && (range.lower || range.upper)) spec.range = range;
+      if (range.files || range.pages || (!range.column.empty() && (range.lower || range.upper))) {
+        spec.range = range;
+      }
     }
     auto reader = g->snapshot->OpenReader(spec);
     if (!reader.ok()) return fail(reader.status());

@@ -266,7 +266,7 @@ Result<RunSummary> RunLocal(const StreamConfig& stream_config, const LocalRunOpt
   // run's (the reader's is only "stopped").
   if (reader_stopped) {
     for (const Status& s : writer_status) {
-      if (!s.ok()) return with_bus_log(s);
+      if (!s.ok()) return with_bus_log(writers.front()->Abandon(s));
     }
   }
   if (!reader_result.ok()) {

@@ -136,8 +136,10 @@ CellRule RuleFor(const Column& source, Engine se, const Column& target, Engine t
   if (source.type == LogicalType::kArray && target.type == LogicalType::kArray) {
     return CellRule::kArrayExact;
   }
-  // A MySQL target holds an array as JSON (compared by kByType); files and PostgreSQL text
-  // columns hold its PostgreSQL text form.
+  // A MySQL target holds an array as JSON (compared by kByType); files, and PostgreSQL text
+  // columns loaded from them, hold it as ArrayToString writes it. (A text column PostgreSQL
+  // filled itself by array_out may spell bool, float, bytea or timestamptz elements otherwise,
+  // and would be reported as differing: no dbstreams mapping does that.)
   if (source.type == LogicalType::kArray && IsTextual(target.type) && te != Engine::kMysql) {
     return CellRule::kArrayText;
   }

@@ -190,10 +190,14 @@ TEST_F(Federated, JoinsPostgresMariaDbAndParquetOnS3) {
   {
     auto bytes = files::ReadWholeFile(dir_ + "/segments.parquet");
     ASSERT_TRUE(bytes.ok());
-    auto w = (*store)->Create("events/segments.parquet");
-    ASSERT_TRUE(w.ok());
-    ASSERT_TRUE((*w)->Write(*bytes).ok());
-    ASSERT_TRUE((*w)->Commit().ok());
+    // The object, and a folder table of two copies of it (read in two chunks of one file).
+    for (const char* key :
+         {"events/segments.parquet", "events/twice/a.parquet", "events/twice/b.parquet"}) {
+      auto w = (*store)->Create(key);
+      ASSERT_TRUE(w.ok());
+      ASSERT_TRUE((*w)->Write(*bytes).ok());
+      ASSERT_TRUE((*w)->Commit().ok());
+    }
   }
   auto lake = ParseConnectionUrl("s3://fed-lake/events?endpoint=" + (*s3)->endpoint());
   ASSERT_TRUE(lake.ok()) << lake.status().ToString();
@@ -210,6 +214,11 @@ TEST_F(Federated, JoinsPostgresMariaDbAndParquetOnS3) {
       Options());
   ASSERT_TRUE(whole.ok()) << whole.status().ToString();
   EXPECT_EQ(whole->rows, nlohmann::json::parse(R"([[1000, 4, "500500"]])"));
+  auto twice =
+      federated::Run(sources, "SELECT count(*), sum(user_id) FROM s3.public.twice", Options());
+  ASSERT_TRUE(twice.ok()) << twice.status().ToString();
+  EXPECT_EQ(twice->rows, nlohmann::json::parse(R"([[2000, "1001000"]])"))
+      << "each file's chunk read once";
   auto direct = federated::Run(Sources(), JoinSql(), Options());
   auto out = federated::Run(sources, sql, Options());
   ASSERT_TRUE(direct.ok()) << direct.status().ToString();

@@ -364,6 +364,8 @@ TEST(StreamConfigFileSource, CsvDialectSettings) {
       {"header", "no", "tables[0].csv.header must be true or false"},
       {"encoding", "cp1252", "tables[0].csv.encoding must be \"utf-8\", \"utf-16\" or \"latin-1\""},
       {"sep", ",", "tables[0].csv.sep is not a known field"},
+      {"escape", ";", "tables[0].csv: the delimiter and the escape must differ"},
+      {"quote", "\x01", "tables[0].csv.quote must be a printable character or a tab"},
   };
   for (const auto& [field, value, error] : cases) {
     json bad = j;

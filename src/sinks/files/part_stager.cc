@@ -68,7 +68,7 @@ Result<size_t> PartStager::Apply(const std::vector<const BundleRef*>& refs) {
     if (before > 0 && before + r->bundle->rows() > per) failed = flush(true);
     fresh.push_back(r);
     fresh_rows += r->bundle->rows();
-    if (fo_.bytes_per_file > 0) {
+    if (fo_.bytes_per_file > 0 && failed.ok()) {
       // The size limit: each bundle is handed over at once, and the part committed once its
       // file as written so far (for Parquet, its finished row groups) reaches the limit.
       failed = flush(false);

@@ -88,6 +88,11 @@ Result<FileOptions> FileOptionsOf(const ConnectionConfig& c) {
   if (o.row_group_rows != 0 && o.format != FileFormat::kParquet) {
     return Status::InvalidArgument("rowGroupSize applies to Parquet files only");
   }
+  if (o.row_group_rows > FileOptions::kMaxRowGroupRows) {
+    return Status::InvalidArgument("rowGroupSize must be at most " +
+                                   std::to_string(FileOptions::kMaxRowGroupRows) +
+                                   " rows (a writer holds a row group in memory)");
+  }
   if (o.format == FileFormat::kParquet) {
     if (o.compression.empty()) o.compression = "zstd";
     if (o.compression != "zstd" && o.compression != "snappy" && o.compression != "gzip" &&

@@ -42,8 +42,10 @@ struct FileOptions {
   // A part is also committed once its file reaches this many bytes (0: no size limit); see
   // docs/files.md for how far past it a file may grow.
   uint64_t bytes_per_file = 0;
-  // Parquet: rows per row group (0: chosen by the writer, about 6 MiB of rows).
+  // Parquet: rows per row group (0: chosen by the writer, about 6 MiB of rows); at most
+  // kMaxRowGroupRows.
   uint64_t row_group_rows = 0;
+  static constexpr uint64_t kMaxRowGroupRows = 1'000'000;
   // CDC into files (sinks/files/changes.h): a change file is published when its staged
   // changes reach change_rows (0: rows_per_file) or the oldest is change_seconds old.
   uint64_t change_rows = 0;

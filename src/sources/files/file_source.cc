@@ -145,10 +145,11 @@ Column ColumnFromManifest(const Column& m, const files::StoredColumn& stored, st
     c.element_type = LogicalType::kNone;
   }
   // A PostgreSQL bit varying(n) stays varying: the targets' type mapping tells it from bit(n)
-  // by the source type alone.
+  // by the source type alone, which is built here (never the manifest's text, which would
+  // reach the target's DDL).
   if (c.type == LogicalType::kBit &&
       (m.source_type.rfind("bit varying", 0) == 0 || m.source_type.rfind("varbit", 0) == 0)) {
-    c.source_type = m.source_type;
+    c.source_type = "bit varying" + (c.length ? "(" + std::to_string(*c.length) + ")" : "");
   }
   std::string e = SqlIdent(m.name);
   if (stored.encoding == "base64") e = "from_base64(" + e + ")";
@@ -771,6 +772,7 @@ class FileSource : public LoadOnlySource {
   // Finds the tables under path_, and those the selectors define by a glob (once).
   Status Scan() {
     if (scanned_) return Status::Ok();
+    where_.clear();  // what a failed scan found
     DBS_RETURN_IF_ERROR(config_.s3 ? ScanS3() : ScanLocal());
     for (size_t i = 0; i < selectors_.size(); ++i) {
       if (selectors_[i].files.empty()) continue;
@@ -805,8 +807,12 @@ class FileSource : public LoadOnlySource {
       fixed = slash == std::string::npos ? 0 : slash;
     }
     const std::string base = glob.substr(0, fixed);
+    // Hidden paths (a part starting with '.') and dbstreams' own (a part starting with '_':
+    // _changes/, a _manifest.json) match only where the glob spells them out.
+    const bool own = glob[0] == '_' || glob.find("/_") != std::string::npos;
     const auto matches = [&](const std::string& rel) {
       return fnmatch(glob.c_str(), rel.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0 &&
+             (own || (rel[0] != '_' && rel.find("/_") == std::string::npos)) &&
              files::FormatOfFile(rel.substr(rel.rfind('/') + 1));
     };
     // (path relative to the fixed folders, the name the file is read by), and S3 keys.
@@ -817,12 +823,30 @@ class FileSource : public LoadOnlySource {
     };
     std::string where;
     if (config_.s3) {
-      where = remote_->base + base;
-      DBS_ASSIGN_OR_RETURN(auto objects, remote_->store->List(base, true));
+      // The glob is relative to the connection's prefix, wherever the scan rooted the store
+      // (at the prefix, or at its parent for one object or a partitioned table).
+      if (config_.database.find_first_of("*?[") != std::string::npos) {
+        return Status::InvalidArgument("a glob table needs a source prefix without a glob, not " +
+                                       path_);
+      }
+      const std::string prefix_base =
+          "s3://" + config_.host + "/" + (config_.database.empty() ? "" : config_.database + "/");
+      if (prefix_base.rfind(remote_->base, 0) != 0) {
+        return Status::Internal("the store of " + path_ + " is not rooted above its prefix");
+      }
+      const std::string into = prefix_base.substr(remote_->base.size());
+      std::unique_ptr<ObjectStore> at_prefix;
+      ObjectStore* store = remote_->store.get();
+      if (!into.empty()) {
+        DBS_ASSIGN_OR_RETURN(at_prefix, files::OpenS3Of(config_));
+        store = at_prefix.get();
+      }
+      where = prefix_base + base;
+      DBS_ASSIGN_OR_RETURN(auto objects, store->List(base, true));
       for (const ObjectInfo& o : objects) {
         if (o.is_prefix || !matches(o.key)) continue;
-        found.emplace_back(below(o.key), remote_->base + o.key);
-        key_of[remote_->base + o.key] = o.key;
+        found.emplace_back(below(o.key), prefix_base + o.key);
+        key_of[prefix_base + o.key] = into + o.key;
       }
     } else {
       std::error_code ec;
