@@ -1,5 +1,7 @@
 #include "core/array.h"
 
+#include <strings.h>
+
 #include "core/bytes.h"
 
 namespace dbs {
@@ -250,10 +252,7 @@ namespace {
 // when it is empty, spells NULL, or holds a quote, a backslash, a brace, the ',' delimiter or
 // white space; bare otherwise.
 void AppendElement(const std::string& text, std::string* out) {
-  bool quote =
-      text.empty() || (text.size() == 4 && (text[0] == 'N' || text[0] == 'n') &&
-                       (text[1] == 'U' || text[1] == 'u') && (text[2] == 'L' || text[2] == 'l') &&
-                       (text[3] == 'L' || text[3] == 'l'));
+  bool quote = text.empty() || (text.size() == 4 && strncasecmp(text.c_str(), "NULL", 4) == 0);
   for (char c : text) {
     if (c == '"' || c == '\\' || c == '{' || c == '}' || c == ',' || c == ' ' || c == '\t' ||
         c == '\n' || c == '\r' || c == '\v' || c == '\f') {
