@@ -300,6 +300,31 @@ TEST_F(CdcFilesTest, PostgresChangesToParquetRollAndSecondRun) {
   DropSlot("dbs_cdcf_p");
 }
 
+// Table public.t (id int primary key, v text), for the hand-built batches below.
+TableSchema IdTextTable() {
+  TableSchema t;
+  t.schema = "public";
+  t.name = "t";
+  t.columns = {Col("id", "int", LogicalType::kInt32, false), Col("v", "text", LogicalType::kText)};
+  t.primary_key = {"id"};
+  return t;
+}
+
+// A CDC file sink for stream `stream` into a fresh folder `root` with URL query `query`.
+std::unique_ptr<Sink> OpenChangeSink(const fs::path& root, const std::string& query,
+                                     const std::string& stream) {
+  fs::remove_all(root);
+  auto cfg = ParseConnectionUrl("file://" + root.string() + "?" + query);
+  EXPECT_TRUE(cfg.ok()) << cfg.status().ToString();
+  if (!cfg.ok()) return nullptr;
+  SinkOptions so;
+  so.stream = stream;
+  so.mode = StreamMode::kCdc;
+  auto sink = Sink::Open(*cfg, so);
+  EXPECT_TRUE(sink.ok()) << sink.status().ToString();
+  return sink.ok() ? std::move(sink).value() : nullptr;
+}
+
 // The file target's change delivery with hand-built batches: a redelivery writes nothing, a
 // gap is refused, a crash after a change file's rename (the checkpoint still lists its
 // segments) is healed without a duplicate, unchanged cells are named, a truncate is a row, and
@@ -307,21 +332,11 @@ TEST_F(CdcFilesTest, PostgresChangesToParquetRollAndSecondRun) {
 TEST(CdcFilesSinkTest, ExactlyOnceAcrossCrashAndColumns) {
   const fs::path root =
       fs::temp_directory_path() / ("dbstreams-cdc-files-sink-" + std::to_string(getpid()));
-  fs::remove_all(root);
-  auto cfg = ParseConnectionUrl("file://" + root.string() +
-                                "?format=jsonl&changeFileRows=1000&changeFileSeconds=3600");
-  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
-  SinkOptions so;
-  so.stream = "hand.r1";
-  so.mode = StreamMode::kCdc;
-  TableSchema t;
-  t.schema = "public";
-  t.name = "t";
-  t.columns = {Col("id", "int", LogicalType::kInt32, false), Col("v", "text", LogicalType::kText)};
-  t.primary_key = {"id"};
-  auto sink = Sink::Open(*cfg, so);
-  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
-  Sink& s = **sink;
+  TableSchema t = IdTextTable();
+  std::unique_ptr<Sink> sink =
+      OpenChangeSink(root, "format=jsonl&changeFileRows=1000&changeFileSeconds=3600", "hand.r1");
+  ASSERT_NE(sink, nullptr);
+  Sink& s = *sink;
 
   BatchBuilder b1;
   b1.AddTable(t);
@@ -429,21 +444,11 @@ std::vector<std::string> SourceRows(const std::string& root, const std::string& 
 TEST(CdcFilesSinkTest, ChangesArePublishedByAge) {
   const fs::path root =
       fs::temp_directory_path() / ("dbstreams-cdc-files-age-" + std::to_string(getpid()));
-  fs::remove_all(root);
-  auto cfg = ParseConnectionUrl("file://" + root.string() +
-                                "?format=jsonl&changeFileRows=1000&changeFileSeconds=1");
-  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
-  SinkOptions so;
-  so.stream = "age.r1";
-  so.mode = StreamMode::kCdc;
-  TableSchema t;
-  t.schema = "public";
-  t.name = "t";
-  t.columns = {Col("id", "int", LogicalType::kInt32, false), Col("v", "text", LogicalType::kText)};
-  t.primary_key = {"id"};
-  auto sink = Sink::Open(*cfg, so);
-  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
-  Sink& s = **sink;
+  TableSchema t = IdTextTable();
+  std::unique_ptr<Sink> sink =
+      OpenChangeSink(root, "format=jsonl&changeFileRows=1000&changeFileSeconds=1", "age.r1");
+  ASSERT_NE(sink, nullptr);
+  Sink& s = *sink;
   BatchBuilder b1;
   b1.AddTable(t);
   b1.Txn({{&t, {R{RowOp::kInsert, {I(1), S("a")}}}}});
