@@ -19,6 +19,7 @@
 #include "common/api_host.h"
 #include "core/config.h"
 #include "core/logging.h"
+#include "core/process_memory.h"
 #include "mcp/mcp_stdio.h"
 #include "run_command.h"
 #include "service/nats_log_sink.h"
@@ -270,6 +271,7 @@ int Mcp(int argc, const char* const* argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  dbs::TuneProcessMemory();
   if (argc < 2) return Usage();
   std::string_view cmd = argv[1];
   if (cmd == "version" || cmd == "--version") {

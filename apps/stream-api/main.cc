@@ -10,9 +10,11 @@
 #include "common/api_host.h"
 #include "common/nats_flags.h"
 #include "core/logging.h"
+#include "core/process_memory.h"
 #include "service/nats_log_sink.h"
 
 int main(int argc, char** argv) {
+  dbs::TuneProcessMemory();
   const char* home = std::getenv("HOME");
   auto specs = dbs::apps::ApiFlags(std::string(home ? home : ".") + "/.local/share/dbstreams");
   specs.insert(specs.begin(), {"nats-url", "NATS_URL", "nats://127.0.0.1:4222",

@@ -15,11 +15,13 @@
 #include "config/stream_config.h"
 #include "core/config.h"
 #include "core/logging.h"
+#include "core/process_memory.h"
 #include "reader/stream_reader.h"
 #include "service/nats_log_sink.h"
 #include "service/service_agent.h"
 
 int main(int argc, char** argv) {
+  dbs::TuneProcessMemory();
   std::vector<dbs::FlagSpec> specs = {
       {"nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server(s), comma-separated"},
       {"log-level", "DBS_LOG_LEVEL", "info", "trace, debug, info, warn or error"},
