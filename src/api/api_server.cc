@@ -644,17 +644,31 @@ struct ApiServer::Impl {
     return spec.contains("ssl") && spec["ssl"].is_object() &&
            spec["ssl"].value("key", "") == kStoredSslKey;
   }
-  // The record's spec for connecting: the stored inline TLS key put back in place of its marker
-  // when `with_secrets`, else the marker left out (the spec is then only checked).
+  // Whether the record's S3 session token is in the secrets store (its spec has the marker).
+  static bool HasStoredSessionToken(const json& spec) {
+    return spec.is_object() && spec.value("sessionToken", "") == kStoredSessionToken;
+  }
+  // The record's spec for connecting: the stored inline TLS key and session token put back in
+  // place of their markers when `with_secrets`, else the markers left out (the spec is then
+  // only checked).
   Result<json> SpecForUse(const store::ConnectionRecord& r, bool with_secrets) {
     json spec = r.spec;
-    if (!HasStoredSslKey(spec)) return spec;
-    if (!with_secrets) {
-      spec["ssl"].erase("key");
-      return spec;
+    if (HasStoredSslKey(spec)) {
+      if (with_secrets) {
+        DBS_ASSIGN_OR_RETURN(std::string key, secrets->Get(SslKeyRef(r.id)));
+        spec["ssl"]["key"] = key;
+      } else {
+        spec["ssl"].erase("key");
+      }
     }
-    DBS_ASSIGN_OR_RETURN(std::string key, secrets->Get(SslKeyRef(r.id)));
-    spec["ssl"]["key"] = key;
+    if (HasStoredSessionToken(spec)) {
+      if (with_secrets) {
+        DBS_ASSIGN_OR_RETURN(std::string token, secrets->Get(SessionTokenRef(r.id)));
+        spec["sessionToken"] = token;
+      } else {
+        spec.erase("sessionToken");
+      }
+    }
     return spec;
   }
   Result<ConnectionConfig> Connection(const std::string& id) {
@@ -663,33 +677,60 @@ struct ApiServer::Impl {
     DBS_ASSIGN_OR_RETURN(json spec, SpecForUse(rec, true));
     return ConnectionFromSpec(spec, pw);
   }
-  // Stores (kInline) or keeps (kKeep) the inline TLS key of a body for record `r`, whose spec
-  // `old_spec` was saved before (null for a new record). Called before the record is written;
-  // the caller deletes SslKeyRef(r.id) when writing a new record then fails, and deletes a
-  // stored key the body no longer names (kNone) once the record is written.
-  Status SaveSslKey(const store::ConnectionRecord& r, const json& old_spec,
-                    const ConnectionInput& in) {
-    const std::string ref = SslKeyRef(r.id);
+  // Stores (kInline) or keeps (kKeep) the inline TLS key and the session token of a body for
+  // record `r`, whose spec `old_spec` was saved before (null for a new record). Called before
+  // the record is written; the caller deletes both references when writing a new record then
+  // fails, and DropUnnamedSecrets deletes those the body no longer names once it is written.
+  Status SaveStoredSecrets(const store::ConnectionRecord& r, const json& old_spec,
+                           const ConnectionInput& in) {
+    if (in.session_token_input == SecretInput::kKeep && !HasStoredSessionToken(old_spec)) {
+      return Status::InvalidArgument(std::string("sessionToken '") + kStoredSessionToken +
+                                     "' keeps a stored token, but this connection has none: "
+                                     "give the token");
+    }
     switch (in.ssl_key_input) {
-      case SslKeyInput::kInline:
-        return secrets->Put(ref, in.ssl_key);
-      case SslKeyInput::kKeep: {
-        if (HasStoredSslKey(old_spec)) return Status::Ok();
+      case SecretInput::kInline:
+        DBS_RETURN_IF_ERROR(secrets->Put(SslKeyRef(r.id), in.ssl_key));
+        break;
+      case SecretInput::kKeep: {
+        if (HasStoredSslKey(old_spec)) break;
         const json* legacy =
             old_spec.is_object() && old_spec.contains("ssl") ? &old_spec["ssl"] : nullptr;
         if (legacy != nullptr && legacy->is_object() && legacy->contains("key") &&
             (*legacy)["key"].is_string() && IsInlinePem((*legacy)["key"].get<std::string>())) {
           // Saved before keys went to the secrets store: moved there now.
-          return secrets->Put(ref, (*legacy)["key"].get<std::string>());
+          DBS_RETURN_IF_ERROR(secrets->Put(SslKeyRef(r.id), (*legacy)["key"].get<std::string>()));
+          break;
         }
         return Status::InvalidArgument(std::string("ssl.key '") + kStoredSslKey +
                                        "' keeps a stored key, but this connection has none: "
                                        "give the key's PEM text or a file path");
       }
-      case SslKeyInput::kNone:
-        return Status::Ok();
+      case SecretInput::kNone:
+        break;
+    }
+    switch (in.session_token_input) {
+      case SecretInput::kInline:
+        return secrets->Put(SessionTokenRef(r.id), in.session_token);
+      case SecretInput::kKeep:  // checked above
+      case SecretInput::kNone:
+        break;
     }
     return Status::Ok();
+  }
+  // After record `r` was written with `in`: deletes the stored secrets of its old spec that the
+  // body no longer names.
+  void DropUnnamedSecrets(const std::string& id, const json& old_spec, const ConnectionInput& in) {
+    if (HasStoredSslKey(old_spec) && in.ssl_key_input == SecretInput::kNone) {
+      (void)secrets->Delete(SslKeyRef(id));
+    }
+    if (HasStoredSessionToken(old_spec) && in.session_token_input == SecretInput::kNone) {
+      (void)secrets->Delete(SessionTokenRef(id));
+    }
+  }
+  void DeleteStoredSecrets(const std::string& id) {
+    (void)secrets->Delete(SslKeyRef(id));
+    (void)secrets->Delete(SessionTokenRef(id));
   }
   // Validates an API stream body; returns the resolved config JSON (with credentials when
   // `with_secrets`).
@@ -1044,12 +1085,18 @@ void ApiServer::Impl::RegisterConnectionRoutes(const std::string& v1) {
   });
   Add("POST", v1 + "/connections/test", [](Ctx& c) -> Result<json> {
     DBS_ASSIGN_OR_RETURN(ConnectionInput in, ParseConnectionBody(c.body, false));
-    if (in.ssl_key_input == SslKeyInput::kKeep) {
+    if (in.ssl_key_input == SecretInput::kKeep) {
       return Status::InvalidArgument(std::string("ssl.key '") + kStoredSslKey +
                                      "' names a saved connection's key: test that connection "
                                      "with POST /connections/{id}/ping, or give the key");
     }
-    if (in.ssl_key_input == SslKeyInput::kInline) in.spec["ssl"]["key"] = in.ssl_key;
+    if (in.session_token_input == SecretInput::kKeep) {
+      return Status::InvalidArgument(std::string("sessionToken '") + kStoredSessionToken +
+                                     "' names a saved connection's token: test that connection "
+                                     "with POST /connections/{id}/ping, or give the token");
+    }
+    if (in.ssl_key_input == SecretInput::kInline) in.spec["ssl"]["key"] = in.ssl_key;
+    if (in.session_token_input == SecretInput::kInline) in.spec["sessionToken"] = in.session_token;
     DBS_ASSIGN_OR_RETURN(auto cfg, ConnectionFromSpec(in.spec, in.password.value_or("")));
     return TestConnection(cfg);
   });
@@ -1062,19 +1109,22 @@ void ApiServer::Impl::RegisterConnectionRoutes(const std::string& v1) {
         r.name = in.name;
         r.spec = in.spec;
         r.created_at = r.updated_at = store::NowSeconds();
-        DBS_RETURN_IF_ERROR(SaveSslKey(r, nullptr, in));
+        if (Status s = SaveStoredSecrets(r, nullptr, in); !s.ok()) {
+          DeleteStoredSecrets(r.id);
+          return s;
+        }
         if (in.password && !in.password->empty()) {
           r.secret_ref = "connection/" + r.id + "/password";
           Status s = secrets->Put(r.secret_ref, *in.password);
           if (!s.ok()) {
-            (void)secrets->Delete(SslKeyRef(r.id));
+            DeleteStoredSecrets(r.id);
             return s;
           }
         }
         Status s = config->PutConnection(r, true);
         if (!s.ok()) {
           if (!r.secret_ref.empty()) (void)secrets->Delete(r.secret_ref);
-          (void)secrets->Delete(SslKeyRef(r.id));
+          DeleteStoredSecrets(r.id);
           return s;
         }
         Log(LogLevel::kInfo, "api", "connection created", {F("id", r.id), F("name", r.name)});
@@ -1088,8 +1138,8 @@ void ApiServer::Impl::RegisterConnectionRoutes(const std::string& v1) {
   Add("PUT", v1 + "/connections/{id}", [this](Ctx& c) -> Result<json> {
     DBS_ASSIGN_OR_RETURN(auto r, config->GetConnection(c.params["id"]));
     DBS_ASSIGN_OR_RETURN(ConnectionInput in, ParseConnectionBody(c.body, true));
-    DBS_RETURN_IF_ERROR(SaveSslKey(r, r.spec, in));
-    const bool drop_key = HasStoredSslKey(r.spec) && in.ssl_key_input == SslKeyInput::kNone;
+    DBS_RETURN_IF_ERROR(SaveStoredSecrets(r, r.spec, in));
+    const json old_spec = r.spec;
     r.name = in.name;
     r.spec = in.spec;
     r.updated_at = store::NowSeconds();
@@ -1098,7 +1148,7 @@ void ApiServer::Impl::RegisterConnectionRoutes(const std::string& v1) {
       DBS_RETURN_IF_ERROR(secrets->Put(r.secret_ref, *in.password));
     }
     DBS_RETURN_IF_ERROR(config->PutConnection(r, false));
-    if (drop_key) (void)secrets->Delete(SslKeyRef(r.id));
+    DropUnnamedSecrets(r.id, old_spec, in);
     return ConnectionOut(r);
   });
   Add(
@@ -1114,7 +1164,7 @@ void ApiServer::Impl::RegisterConnectionRoutes(const std::string& v1) {
         }
         DBS_RETURN_IF_ERROR(config->DeleteConnection(r.id));
         if (!r.secret_ref.empty()) (void)secrets->Delete(r.secret_ref);
-        if (HasStoredSslKey(r.spec)) (void)secrets->Delete(SslKeyRef(r.id));
+        DeleteStoredSecrets(r.id);
         return json(nullptr);
       },
       204);
@@ -1136,6 +1186,10 @@ void ApiServer::Impl::RegisterConnectionRoutes(const std::string& v1) {
         if (HasStoredSslKey(r.spec)) {
           DBS_ASSIGN_OR_RETURN(std::string key, secrets->Get(SslKeyRef(r.id)));
           DBS_RETURN_IF_ERROR(secrets->Put(SslKeyRef(n.id), key));
+        }
+        if (HasStoredSessionToken(r.spec)) {
+          DBS_ASSIGN_OR_RETURN(std::string token, secrets->Get(SessionTokenRef(r.id)));
+          DBS_RETURN_IF_ERROR(secrets->Put(SessionTokenRef(n.id), token));
         }
         DBS_RETURN_IF_ERROR(config->PutConnection(n, true));
         return ConnectionOut(n);

@@ -52,8 +52,9 @@ constexpr size_t kMaxDatabase = 128;
 constexpr size_t kMaxParams = 32;
 constexpr size_t kMaxParamKey = 64;
 constexpr size_t kMaxParamValue = 1024;
-constexpr size_t kMaxSslValue = 16384;  // a file path or an inline PEM certificate
-constexpr size_t kMaxPrefix = 1024;     // an S3 key prefix
+constexpr size_t kMaxSslValue = 16384;     // a file path or an inline PEM certificate
+constexpr size_t kMaxPrefix = 1024;        // an S3 key prefix
+constexpr size_t kMaxSessionToken = 8192;  // AWS STS tokens run to about 2 KB
 
 size_t MaxLength(const std::string& k) {
   if (k == "name") return kMaxName;
@@ -61,6 +62,7 @@ size_t MaxLength(const std::string& k) {
   if (k == "host") return kMaxHost;
   if (k == "user") return kMaxUser;
   if (k == "password") return kMaxPassword;
+  if (k == "sessionToken") return kMaxSessionToken;
   if (k == "database") return kMaxDatabase;
   if (k == "prefix" || k == "endpoint") return kMaxPrefix;
   return 64;  // engine, bucket, region, addressing
@@ -105,17 +107,18 @@ Result<std::string> FolderInFileRoots(const std::string& path) {
 
 Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name) {
   static const std::set<std::string> known = {
-      "name", "url",    "engine", "host",   "port",     "user",   "password",   "database",
-      "ssl",  "params", "bucket", "prefix", "endpoint", "region", "addressing", "path"};
-  static const std::set<std::string> s3_only = {"bucket", "prefix", "endpoint", "region",
-                                                "addressing"};
+      "name",     "url",      "engine",     "host",         "port",   "user",
+      "password", "database", "ssl",        "params",       "bucket", "prefix",
+      "endpoint", "region",   "addressing", "sessionToken", "path"};
+  static const std::set<std::string> s3_only = {"bucket", "prefix",     "endpoint",
+                                                "region", "addressing", "sessionToken"};
   if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
   for (const auto& [k, v] : body.items()) {
     if (!known.count(k)) {
       return Field(Clip(k),
                    "is not a known field (name, url, engine, host, port, user, password, "
                    "database, ssl, params; for engine s3 bucket, prefix, endpoint, region, "
-                   "addressing; for engine file path)");
+                   "addressing, sessionToken; for engine file path)");
     }
     if (k == "port") {
       if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 65535) {
@@ -221,7 +224,7 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
     if (body.contains("port")) url += ":" + std::to_string(body["port"].get<int>());
     cj["url"] = url;
   }
-  for (const char* k : {"user", "password", "database", "ssl"}) {
+  for (const char* k : {"user", "password", "database", "ssl", "sessionToken"}) {
     if (body.contains(k)) cj[k] = body[k];
   }
   if (body.contains("params") && !body["params"].empty()) {
@@ -261,11 +264,6 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
     DBS_RETURN_IF_ERROR(files::FileOptionsOf(*cfg).status());
   }
   if (cfg->s3) {
-    if (!cfg->session_token.empty()) {
-      return Field("sessionToken",
-                   "is not stored by the API: give long-lived keys, or use temporary "
-                   "credentials in a stream file");
-    }
     DBS_RETURN_IF_ERROR(files::FileOptionsOf(*cfg).status());
   }
   if (!cfg->password.empty()) in.password = cfg->password;
@@ -285,6 +283,14 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
     if (!spec.contains("endpoint")) {
       spec["endpoint"] = files::DefaultS3Endpoint(spec["region"].get<std::string>());
     }
+    // The session token goes to the secrets store; the spec keeps its marker.
+    if (cfg->session_token == kStoredSessionToken) {
+      in.session_token_input = SecretInput::kKeep;
+    } else if (!cfg->session_token.empty()) {
+      in.session_token_input = SecretInput::kInline;
+      in.session_token = cfg->session_token;
+    }
+    if (in.session_token_input != SecretInput::kNone) spec["sessionToken"] = kStoredSessionToken;
     cfg->params = params.get<std::map<std::string, std::string>>();
   } else if (cfg->engine == Engine::kFile) {
     spec = {{"engine", "file"}, {"path", cfg->database}};
@@ -301,9 +307,9 @@ Result<ConnectionInput> ParseConnectionBody(const json& body, bool require_name)
   if (!cfg->ssl.cert.empty()) ssl["cert"] = cfg->ssl.cert;
   if (!cfg->ssl.key.empty()) ssl["key"] = cfg->ssl.key;
   if (cfg->ssl.key == kStoredSslKey) {
-    in.ssl_key_input = SslKeyInput::kKeep;
+    in.ssl_key_input = SecretInput::kKeep;
   } else if (IsInlinePem(cfg->ssl.key)) {
-    in.ssl_key_input = SslKeyInput::kInline;
+    in.ssl_key_input = SecretInput::kInline;
     in.ssl_key = cfg->ssl.key;
     ssl["key"] = kStoredSslKey;
   }
@@ -342,6 +348,10 @@ json ConnectionJson(const json& spec, const std::string* password) {
   if (spec.contains("ssl") && spec["ssl"].is_object() && !spec["ssl"].empty())
     j["ssl"] = spec["ssl"];
   if (password != nullptr && !password->empty()) j["password"] = *password;
+  if (s3 && spec.contains("sessionToken") && spec["sessionToken"].is_string() &&
+      spec["sessionToken"] != kStoredSessionToken) {
+    j["sessionToken"] = spec["sessionToken"];
+  }
   return j;
 }
 
@@ -355,6 +365,10 @@ Result<ConnectionConfig> ConnectionFromSpec(const json& spec, const std::string&
 
 std::string SslKeyRef(const std::string& connection_id) {
   return "connection/" + connection_id + "/ssl-key";
+}
+
+std::string SessionTokenRef(const std::string& connection_id) {
+  return "connection/" + connection_id + "/session-token";
 }
 
 json ConnectionOut(const store::ConnectionRecord& r) {

@@ -13,28 +13,33 @@
 
 namespace dbs::api {
 
-// What a body says about an inline TLS client key (ssl.key given as PEM text rather than a path
-// on the server): a credential, so the config store holds only kStoredSslKey in its place and
-// the PEM itself goes to the secrets store under SslKeyRef(id).
+// What a body says about a credential stored apart from the spec: an inline TLS client key
+// (ssl.key given as PEM text rather than a path on the server) or an S3 session token. The
+// config store holds only a marker in its place (kStoredSslKey, kStoredSessionToken), and the
+// value itself goes to the secrets store (SslKeyRef(id), SessionTokenRef(id)).
 inline constexpr const char* kStoredSslKey = "<stored key>";
-enum class SslKeyInput {
-  kNone,    // no ssl.key, or a file path (not a secret: kept in the spec)
-  kInline,  // PEM text in ConnectionInput::ssl_key
-  kKeep,    // kStoredSslKey: keep the key already stored for this connection
+inline constexpr const char* kStoredSessionToken = "<stored token>";
+enum class SecretInput {
+  kNone,    // not given (or, for ssl.key, a file path: not a secret, kept in the spec)
+  kInline,  // the value itself, in ConnectionInput::ssl_key or ::session_token
+  kKeep,    // the marker: keep the value already stored for this connection
 };
 
 struct ConnectionInput {
   std::string name;
   // engine, host, port, user, database, ssl, params (no password; an inline ssl.key is replaced
-  // by kStoredSslKey)
+  // by kStoredSslKey, a session token by kStoredSessionToken)
   nlohmann::json spec;
   std::optional<std::string> password;  // given in the body (or the URL)
-  SslKeyInput ssl_key_input = SslKeyInput::kNone;
+  SecretInput ssl_key_input = SecretInput::kNone;
   std::string ssl_key;  // the PEM text when kInline
+  SecretInput session_token_input = SecretInput::kNone;
+  std::string session_token;  // the token when kInline
 };
 
-// The secrets-store reference of a connection's inline TLS client key.
+// The secrets-store references of a connection's inline TLS client key and S3 session token.
 std::string SslKeyRef(const std::string& connection_id);
+std::string SessionTokenRef(const std::string& connection_id);
 
 // An engine file connection's folder: absolute, without '..', inside one of the server's
 // DBS_FILE_ROOTS once links are resolved (it may not exist yet); the folder as stored, or
@@ -45,12 +50,14 @@ Result<std::string> FolderInFileRoots(const std::string& path);
 // field). `require_name`: create/update need a name; the test route does not.
 Result<ConnectionInput> ParseConnectionBody(const nlohmann::json& body, bool require_name);
 // The stream-config form of a spec: {"url", "user", "database", "ssl"} plus "password" when
-// given. Never logged: it may carry the password.
+// given, and "sessionToken" when the spec holds one (not its marker). Never logged: it may
+// carry credentials.
 nlohmann::json ConnectionJson(const nlohmann::json& spec, const std::string* password);
 Result<ConnectionConfig> ConnectionFromSpec(const nlohmann::json& spec,
                                             const std::string& password);
 // The API view of a record: never a password, never an inline TLS key (kStoredSslKey stands in
-// for it, also for a record saved before keys went to the secrets store).
+// for it, also for a record saved before keys went to the secrets store), never a session
+// token (kStoredSessionToken stands in for it).
 nlohmann::json ConnectionOut(const store::ConnectionRecord& r);
 
 // Connects and runs a trivial query: {"ok", "latencyMs", "serverVersion"|"error"}.

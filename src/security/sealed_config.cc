@@ -17,7 +17,8 @@ void Take(json* node, const json::json_pointer& at, json* out) {
     for (auto it = node->begin(); it != node->end();) {
       const std::string key = it.key();
       const bool secret =
-          ((key == "password" || key == "busKey") && it.value().is_string()) ||
+          ((key == "password" || key == "busKey" || key == "sessionToken") &&
+           it.value().is_string()) ||
           (key == "key" && at.empty() == false && at.back() == "ssl" && IsInlinePrivateKey(*it));
       if (secret) {
         (*out)[(at / key).to_string()] = it.value();

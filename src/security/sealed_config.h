@@ -3,8 +3,9 @@
 // without them; the service opens its box and puts them back (PutSecrets). So no NATS message
 // carries a password in clear, and a service that is not a recipient learns nothing.
 //
-// Secret members: every member named "password" or "busKey" (the stream's data key), at any
-// depth, and "ssl"."key" when it holds a PEM private key inline (a path is not a secret).
+// Secret members: every member named "password", "busKey" (the stream's data key) or
+// "sessionToken" (an S3 connection's temporary credentials), at any depth, and "ssl"."key"
+// when it holds a PEM private key inline (a path is not a secret).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -532,8 +532,76 @@ TEST_F(ApiTest, S3ConnectionsBrowseAndStreams) {
   ASSERT_EQ(explained.first, 200) << explained.second.dump();
   EXPECT_NE(explained.second.dump().find("people.csv"), std::string::npos)
       << explained.second.dump();
+
+  // Temporary credentials: the session token is a secret like the password. It goes to the
+  // secrets store, the spec and every response hold only its marker, the connection still
+  // works with it, the marker keeps it, leaving it out drops it; clone copies it, delete
+  // deletes it.
+  const std::string token = "FQoGZXIvYXdzEJr-Zq9SessionToken+/=";
+  auto StoredToken = [](const std::string& cid) {
+    auto t = env->secrets->Get(api::SessionTokenRef(cid));
+    return t.ok() ? *t : "(none: " + t.status().ToString() + ")";
+  };
+  json temp = body;
+  temp["name"] = "lake-temp";
+  temp["sessionToken"] = token;
+  json probe = temp;
+  probe.erase("name");
+  EXPECT_EQ(Post("/api/v1/connections/test", probe).second["ok"], true);
+  auto with_token = Post("/api/v1/connections", temp);
+  ASSERT_EQ(with_token.first, 201) << with_token.second.dump();
+  const std::string tid = with_token.second["id"];
+  EXPECT_EQ(with_token.second["sessionToken"], api::kStoredSessionToken);
+  EXPECT_EQ(StoredToken(tid), token);
+  auto trec = env->config->GetConnection(tid);
+  ASSERT_TRUE(trec.ok());
+  EXPECT_EQ(trec->spec.dump().find(token), std::string::npos) << "the config store holds it";
+  EXPECT_EQ(Post("/api/v1/connections/" + tid + "/ping", json::object()).second["ok"], true);
+  RunToCompletion({{"name", "s3-temp"},
+                   {"source", {{"connection", tid}}},
+                   {"target", {{"connection", pg}}},
+                   {"tables", {{{"name", "people"}, {"target", "people_temp"}}}}});
+  auto temp_rows = env->pg->Query("SELECT count(*) FROM public.people_temp", "api_s3");
+  ASSERT_TRUE(temp_rows.ok()) << temp_rows.status().ToString();
+  EXPECT_EQ((*temp_rows)[0][0].value_or(""), "3");
+  json loaded = Get("/api/v1/connections/" + tid).second;
+  EXPECT_EQ(loaded["sessionToken"], api::kStoredSessionToken);
+  for (const char* k : {"id", "hasPassword", "createdAt", "updatedAt"}) loaded.erase(k);
+  auto kept = Send("PUT", "/api/v1/connections/" + tid, loaded.dump());
+  ASSERT_EQ(kept.first, 200) << kept.second.dump();
+  EXPECT_EQ(StoredToken(tid), token);
+  auto copy = Post("/api/v1/connections/" + tid + "/clone", {{"name", "lake-temp-copy"}});
+  ASSERT_EQ(copy.first, 201) << copy.second.dump();
+  EXPECT_EQ(StoredToken(copy.second["id"].get<std::string>()), token);
+  loaded.erase("sessionToken");
+  auto dropped = Send("PUT", "/api/v1/connections/" + tid, loaded.dump());
+  ASSERT_EQ(dropped.first, 200) << dropped.second.dump();
+  EXPECT_FALSE(dropped.second.contains("sessionToken")) << dropped.second.dump();
+  EXPECT_EQ(env->secrets->Get(api::SessionTokenRef(tid)).status().code(), StatusCode::kNotFound);
+  // The marker keeps nothing now; a token on a database connection is refused.
+  loaded["sessionToken"] = api::kStoredSessionToken;
+  auto no_token = Send("PUT", "/api/v1/connections/" + tid, loaded.dump());
+  EXPECT_EQ(no_token.first, 400) << no_token.second.dump();
+  EXPECT_NE(no_token.second.dump().find("sessionToken"), std::string::npos);
+  EXPECT_EQ(Post("/api/v1/connections", {{"name", "pg-token"},
+                                         {"engine", "postgres"},
+                                         {"host", "127.0.0.1"},
+                                         {"sessionToken", "x"}})
+                .first,
+            400);
+  const std::string cid = copy.second["id"];
+  EXPECT_EQ(Send("DELETE", "/api/v1/connections/" + cid, "").first, 204);
+  EXPECT_EQ(env->secrets->Get(api::SessionTokenRef(cid)).status().code(), StatusCode::kNotFound);
+  for (const auto& e : std::filesystem::directory_iterator(env->dir)) {
+    std::ifstream f(e.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    EXPECT_EQ(ss.str().find(token), std::string::npos) << e.path() << " holds the token";
+  }
+
   std::lock_guard<std::mutex> l(env->seen_mu);
   EXPECT_EQ(env->seen.find((*s3)->secret_key()), std::string::npos) << "a response held the key";
+  EXPECT_EQ(env->seen.find(token), std::string::npos) << "a response held the session token";
 }
 
 TEST_F(ApiTest, StrictBodies) {

@@ -46,15 +46,18 @@ TEST(SealedConfig, TakesEveryPasswordAndPutsItBack) {
         {"password", "p2"},
         {"ssl", {{"key", "-----BEGIN PRIVATE KEY-----\nMII\n-----END PRIVATE KEY-----\n"}}}}},
       {"other", {{"ssl", {{"key", "/etc/ssl/client.key"}}}}},
+      {"lake", {{"url", "s3://b/"}, {"password", "p3"}, {"sessionToken", "tok-Zq9"}}},
       {"tables", {"a", "b"}}};
   json config = original;
   json secrets = TakeSecrets(&config);
-  EXPECT_EQ(secrets.size(), 3u) << secrets.dump();
+  EXPECT_EQ(secrets.size(), 5u) << secrets.dump();
+  EXPECT_EQ(secrets["/lake/sessionToken"], "tok-Zq9");
   EXPECT_EQ(secrets["/source/password"], "p1");
   EXPECT_EQ(secrets["/target/password"], "p2");
   EXPECT_TRUE(secrets.contains("/target/ssl/key"));
   const std::string rest = config.dump();
   EXPECT_EQ(rest.find("p1"), std::string::npos);
+  EXPECT_EQ(rest.find("tok-Zq9"), std::string::npos);
   EXPECT_EQ(rest.find("BEGIN"), std::string::npos);
   EXPECT_NE(rest.find("/etc/ssl/client.key"), std::string::npos);  // a path is no secret
   ASSERT_TRUE(PutSecrets(&config, secrets).ok());

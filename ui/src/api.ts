@@ -152,6 +152,7 @@ export interface Connection {
   id: string; name: string; engine: Engine; host?: string; port?: number; user: string
   database?: string; ssl: Ssl; params: Record<string, string>; hasPassword: boolean
   bucket?: string; prefix?: string; endpoint?: string; region?: string; addressing?: 'path' | 'virtual'
+  sessionToken?: string  // s3: STORED_TOKEN (src/s3.ts) when a session token is stored, never the token
   path?: string
   createdAt?: number; updatedAt?: number
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
-  CHANGE_FILE_RULE, changeFileRule, describeEntries, emptyFolderForm, folderBody, folderFormOf, folderLocation, normalPath,
+  CHANGE_FILE_RULE, changeFileRule, describeEntries, emptyFolderForm, fileSizeRule, folderBody, folderFormOf, folderLocation, normalPath,
   pathError, rootsHint, validateFolder, type FolderForm,
 } from './folder'
 import type { Connection } from './api'
@@ -32,7 +32,7 @@ describe('folder paths', () => {
 
 describe('folder form checks', () => {
   it('a filled form passes', () => {
-    expect(validateFolder(form({ rowsPerFile: 5000, changeFileRows: 1000, changeFileSeconds: 0 }))).toEqual({})
+    expect(validateFolder(form({ rowsPerFile: 5000, bytesPerFile: 1, rowGroupSize: 1_000_000, changeFileRows: 1000, changeFileSeconds: 0 }))).toEqual({})
     expect(validateFolder(form({ name: '' }), { withName: false })).toEqual({})
   })
   it('names each field that is wrong', () => {
@@ -41,23 +41,37 @@ describe('folder form checks', () => {
     expect(e.name).toBe('name is required')
     expect(e.changeFileSeconds).toBe('seconds must be a whole number, 0 or more')
   })
+  it('bytes per file: a positive whole number; rows per row group: 1 to 1,000,000, checked with Parquet only', () => {
+    const e = validateFolder(form({ bytesPerFile: 0, rowGroupSize: 1_000_001 }))
+    expect(e).toEqual({
+      bytesPerFile: 'bytes per file must be a positive whole number',
+      rowGroupSize: 'rows per row group must be a whole number from 1 to 1,000,000',
+    })
+    expect(validateFolder(form({ bytesPerFile: 2.5 })).bytesPerFile).toBe('bytes per file must be a positive whole number')
+    expect(validateFolder(form({ rowGroupSize: 0 })).rowGroupSize).toMatch(/from 1 to 1,000,000/)
+    expect(validateFolder(form({ format: 'jsonl', rowGroupSize: 0 }))).toEqual({})
+  })
 })
 
 describe('folder request body', () => {
   it('has engine, name, path and params only (the API refuses the rest for a folder)', () => {
     const b = folderBody(form({
       name: ' exports ', path: '/srv/lake/exports/', format: 'csv', compression: 'gzip', rowsPerFile: 250000,
-      changeFileRows: 5000, changeFileSeconds: 30,
+      bytesPerFile: 128_000_000, changeFileRows: 5000, changeFileSeconds: 30,
     }))
     expect(b).toEqual({
       engine: 'file', name: 'exports', path: '/srv/lake/exports',
-      params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000', changeFileRows: '5000', changeFileSeconds: '30' },
+      params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000', bytesPerFile: '128000000', changeFileRows: '5000', changeFileSeconds: '30' },
     })
     for (const k of ['host', 'port', 'user', 'password', 'database', 'ssl', 'url']) expect(b).not.toHaveProperty(k)
   })
   it('leaves out the defaults; 0 seconds is sent (every batch at once)', () => {
     expect(folderBody(form(), { withName: false })).toEqual({ engine: 'file', path: '/srv/lake/exports', params: { format: 'parquet' } })
     expect(folderBody(form({ changeFileSeconds: 0 })).params).toEqual({ format: 'parquet', changeFileSeconds: '0' })
+  })
+  it('sends the rows per row group with Parquet only (the API refuses it for the others)', () => {
+    expect(folderBody(form({ rowGroupSize: 20_000 })).params).toEqual({ format: 'parquet', rowGroupSize: '20000' })
+    expect(folderBody(form({ format: 'csv', rowGroupSize: 20_000, bytesPerFile: 1000 })).params).toEqual({ format: 'csv', bytesPerFile: '1000' })
   })
   it('keeps a compression only where the format has it', () => {
     expect(folderBody(form({ format: 'jsonl', compression: 'snappy' })).params).toEqual({ format: 'jsonl' })
@@ -69,20 +83,26 @@ describe('folder saved connection', () => {
   // What GET /connections/{id} returns for a file connection (src/api/connections.cc).
   const saved: Partial<Connection> = {
     id: 'c_2', name: 'exports', engine: 'file', path: '/srv/lake/exports', ssl: {}, hasPassword: false,
-    params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000', changeFileRows: '5000', changeFileSeconds: '0' },
+    params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000', bytesPerFile: '128000000', changeFileRows: '5000', changeFileSeconds: '0' },
   }
   it('loads back into the form', () => {
     expect(folderFormOf(saved)).toEqual({
       name: 'exports', path: '/srv/lake/exports', format: 'csv', compression: 'gzip', rowsPerFile: 250000,
-      changeFileRows: 5000, changeFileSeconds: 0,
+      bytesPerFile: 128_000_000, rowGroupSize: null, changeFileRows: 5000, changeFileSeconds: 0,
     })
   })
   it('saved again unchanged, sends what it was created with', () => {
     expect(folderBody(folderFormOf(saved))).toEqual({ engine: 'file', name: 'exports', path: '/srv/lake/exports', params: saved.params })
+    const parquet = { ...saved, params: { format: 'parquet', rowsPerFile: '5000', bytesPerFile: '1000000', rowGroupSize: '2048' } }
+    expect(folderFormOf(parquet).rowGroupSize).toBe(2048)
+    expect(folderBody(folderFormOf(parquet)).params).toEqual(parquet.params)
   })
   it('reads defaults and odd values as the defaults', () => {
-    const f = folderFormOf({ engine: 'file', path: '/x', params: { rowsPerFile: 'many', changeFileRows: '0', changeFileSeconds: '-5' } })
-    expect([f.format, f.compression, f.rowsPerFile, f.changeFileRows, f.changeFileSeconds]).toEqual(['parquet', '', null, null, null])
+    const f = folderFormOf({
+      engine: 'file', path: '/x', params: { rowsPerFile: 'many', bytesPerFile: '-1', rowGroupSize: '1.5', changeFileRows: '0', changeFileSeconds: '-5' },
+    })
+    expect([f.format, f.compression, f.rowsPerFile, f.bytesPerFile, f.rowGroupSize, f.changeFileRows, f.changeFileSeconds])
+      .toEqual(['parquet', '', null, null, null, null, null])
     expect(folderFormOf({ engine: 'file', path: '/x', params: { format: 'ndjson' } }).format).toBe('jsonl')
     expect(folderFormOf({ engine: 'file', path: '/x', params: { format: 'csv', compression: 'snappy' } }).compression).toBe('')
     expect(folderFormOf({}).path).toBe('')
@@ -102,6 +122,12 @@ describe('folder display and hints', () => {
     expect(changeFileRule({ rowsPerFile: 5000, changeFileRows: null, changeFileSeconds: 1 })).toBe('Here: at 5,000 changes, or when the oldest change is 1 second old.')
     expect(changeFileRule({ rowsPerFile: 5000, changeFileRows: 1, changeFileSeconds: 30 })).toBe('Here: at 1 change, or when the oldest change is 30 seconds old.')
     expect(changeFileRule({ rowsPerFile: null, changeFileRows: null, changeFileSeconds: 0 })).toBe('Here: every batch of changes at once.')
+  })
+  it('says how big a part file gets; the row groups with Parquet only', () => {
+    expect(fileSizeRule('csv')).toBe('A part file holds at most the rows per file, and is committed once it reaches the bytes per file (often sooner).')
+    expect(fileSizeRule('jsonl')).not.toMatch(/row group/)
+    expect(fileSizeRule('parquet')).toMatch(/^A part file holds at most the rows per file, .* A Parquet file can pass the bytes by about one row group\./)
+    expect(fileSizeRule('parquet')).toMatch(/Rows per row group: at most 1,000,000; by default about 6 MiB of rows, up to 122,880\.$/)
   })
   it('names the roots the server accepts', () => {
     expect(rootsHint(['/srv/lake'])).toMatch(/^Inside the server's file root: \/srv\/lake\./)

@@ -6,20 +6,18 @@
 // The server resolves the path (links followed) and refuses one outside its roots with a 400 on
 // the field `path`; the form checks only what it can see: absolute, no '..', not too long.
 import type { Connection } from './api'
-import { FORMATS, compressionFor, countParam, wholeNumber, type S3Format } from './s3'
+import {
+  emptyFileOptions, fileOptionErrors, fileOptionsOf, fileParams, hasRowGroups, DEFAULT_MAX_ROW_GROUP, MAX_ROW_GROUP_SIZE,
+  type FileOptions, type S3Format,
+} from './s3'
 
 export type FileFormat = S3Format
 
-export interface FolderForm {
+// The path, and the options of the files written into the folder (src/s3.ts, FileOptions: the
+// same as a bucket's).
+export interface FolderForm extends FileOptions {
   name: string
   path: string
-  format: FileFormat
-  compression: string  // '' = the format's default
-  rowsPerFile: number | null  // null = the default (1,000,000)
-  // CDC streams into the folder (docs/files.md, "Changes into files"): a change file is
-  // published when it holds changeFileRows changes or its oldest change is changeFileSeconds old.
-  changeFileRows: number | null  // null = the default: rowsPerFile
-  changeFileSeconds: number | null  // null = the default (60); 0 publishes every batch at once
 }
 
 // The server's defaults (src/sources/files/file_common.cc).
@@ -27,7 +25,7 @@ export const DEFAULT_CHANGE_FILE_SECONDS = 60
 export const MAX_PATH_BYTES = 1024  // the API's limit on `path` (docs/openapi.json)
 
 export function emptyFolderForm(): FolderForm {
-  return { name: '', path: '', format: 'parquet', compression: '', rowsPerFile: null, changeFileRows: null, changeFileSeconds: null }
+  return { name: '', path: '', ...emptyFileOptions() }
 }
 
 // A path as the server keeps it: single slashes, no '.' parts, no trailing '/' (the folder "/"
@@ -59,10 +57,7 @@ export function validateFolder(f: FolderForm, opts: { withName?: boolean } = {})
   if ((opts.withName ?? true) && !f.name.trim()) errs.name = 'name is required'
   const p = pathError(f.path)
   if (p) errs.path = p
-  if (!wholeNumber(f.rowsPerFile, 1)) errs.rowsPerFile = 'rows per file must be a positive whole number'
-  if (!wholeNumber(f.changeFileRows, 1)) errs.changeFileRows = 'changes per file must be a positive whole number'
-  if (!wholeNumber(f.changeFileSeconds, 0)) errs.changeFileSeconds = 'seconds must be a whole number, 0 or more'
-  return errs
+  return { ...errs, ...fileOptionErrors(f) }
 }
 
 // The body of POST /connections, PUT /connections/{id} and (withName false) POST
@@ -72,28 +67,13 @@ export function folderBody(f: FolderForm, opts: { withName?: boolean } = {}): Re
   const b: Record<string, unknown> = { engine: 'file' }
   if (opts.withName ?? true) b.name = f.name.trim()
   b.path = normalPath(f.path)
-  const params: Record<string, string> = { format: f.format }
-  const compression = compressionFor(f.format, f.compression)
-  if (compression) params.compression = compression
-  if (f.rowsPerFile !== null) params.rowsPerFile = String(f.rowsPerFile)
-  if (f.changeFileRows !== null) params.changeFileRows = String(f.changeFileRows)
-  if (f.changeFileSeconds !== null) params.changeFileSeconds = String(f.changeFileSeconds)
-  b.params = params
+  b.params = fileParams(f)
   return b
 }
 
 // The form of a saved connection (GET /connections/{id}: {engine: "file", path, params}).
 export function folderFormOf(c: Partial<Connection>): FolderForm {
-  const f = emptyFolderForm()
-  const p = c.params ?? {}
-  f.name = c.name ?? ''
-  f.path = c.path ?? ''
-  f.format = FORMATS.some((x) => x.value === p.format) ? (p.format as FileFormat) : p.format === 'ndjson' || p.format === 'json' ? 'jsonl' : 'parquet'
-  f.compression = compressionFor(f.format, p.compression ?? '')
-  f.rowsPerFile = countParam(p.rowsPerFile, 1)
-  f.changeFileRows = countParam(p.changeFileRows, 1)
-  f.changeFileSeconds = countParam(p.changeFileSeconds, 0)
-  return f
+  return { name: c.name ?? '', path: c.path ?? '', ...fileOptionsOf(c.params ?? {}) }
 }
 
 // file:///path, as lists show a folder connection.
@@ -108,6 +88,16 @@ export function changeFileRule(f: Pick<FolderForm, 'rowsPerFile' | 'changeFileRo
   const n = (x: number) => x.toLocaleString('en-US')
   if (secs === 0) return 'Here: every batch of changes at once.'
   return `Here: at ${n(rows)} change${rows === 1 ? '' : 's'}, or when the oldest change is ${n(secs)} second${secs === 1 ? '' : 's'} old.`
+}
+
+// How big a part file gets (docs/files.md, "Exactly once"), in words, for the form's hint under
+// the size fields (a bucket's too); the row groups with Parquet only.
+export function fileSizeRule(format: FileFormat): string {
+  const n = (x: number) => x.toLocaleString('en-US')
+  const parts = 'A part file holds at most the rows per file, and is committed once it reaches the bytes per file (often sooner).'
+  if (!hasRowGroups(format)) return parts
+  return `${parts} A Parquet file can pass the bytes by about one row group. Rows per row group: at most ${n(MAX_ROW_GROUP_SIZE)};` +
+    ` by default about 6 MiB of rows, up to ${n(DEFAULT_MAX_ROW_GROUP)}.`
 }
 
 // The roots the server accepts folders in (GET /explorer/files/roots), for the path's hint.

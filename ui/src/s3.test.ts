@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import {
-  awsEndpoint, bucketError, compressionFor, compressionOptions, describeObjects,
-  emptyS3Form, s3Body, s3FormOf, s3Location, validateS3, type S3Form,
+  awsEndpoint, bucketError, compressionFor, compressionOptions, describeObjects, emptyS3Form, fileOptionErrors, fileParams,
+  s3Body, s3FormOf, s3Location, storedSecretsUsed, tokenPlaceholder, tokenState, validateS3, MAX_TOKEN_BYTES, STORED_TOKEN,
+  type S3Form,
 } from './s3'
 import { changeFileRule } from './folder'
 import type { Connection } from './api'
@@ -23,7 +24,10 @@ describe('s3 bucket names', () => {
 
 describe('s3 form checks', () => {
   it('a filled form passes', () => {
-    expect(validateS3(form({ endpoint: 'http://127.0.0.1:9000', rowsPerFile: 5000, changeFileRows: 1000, changeFileSeconds: 0 }))).toEqual({})
+    expect(validateS3(form({
+      endpoint: 'http://127.0.0.1:9000', rowsPerFile: 5000, bytesPerFile: 256 << 20, rowGroupSize: 1_000_000, changeFileRows: 1000,
+      changeFileSeconds: 0, sessionToken: 'FwoGZXIvYXdzE', keepToken: true,
+    }))).toEqual({})
     expect(validateS3(form({ name: '' }), { withName: false })).toEqual({})
   })
   it('names each field that is wrong', () => {
@@ -38,6 +42,24 @@ describe('s3 form checks', () => {
     expect(e.changeFileSeconds).toBe('seconds must be a whole number, 0 or more')
     expect(validateS3(form({ changeFileRows: 0 })).changeFileRows).toBe('changes per file must be a positive whole number')
     expect(validateS3(form({ changeFileSeconds: 2.5 })).changeFileSeconds).toBe('seconds must be a whole number, 0 or more')
+  })
+  it('bytes per file: a positive whole number; rows per row group: 1 to 1,000,000, with Parquet only', () => {
+    for (const n of [0, -1, 1.5]) expect(validateS3(form({ bytesPerFile: n })).bytesPerFile, String(n)).toBe('bytes per file must be a positive whole number')
+    expect(validateS3(form({ bytesPerFile: 1 }))).toEqual({})
+    for (const n of [0, 1_000_001, 2.5]) {
+      expect(validateS3(form({ rowGroupSize: n })).rowGroupSize, String(n)).toBe('rows per row group must be a whole number from 1 to 1,000,000')
+    }
+    expect(validateS3(form({ rowGroupSize: 1 }))).toEqual({})
+    // Not checked (nor sent) for CSV and JSON Lines: the field is hidden then.
+    expect(validateS3(form({ format: 'csv', rowGroupSize: 0 }))).toEqual({})
+    expect(fileOptionErrors({ ...form(), rowsPerFile: 0, bytesPerFile: 0, rowGroupSize: 0 })).toEqual({
+      rowsPerFile: 'rows per file must be a positive whole number', bytesPerFile: 'bytes per file must be a positive whole number',
+      rowGroupSize: 'rows per row group must be a whole number from 1 to 1,000,000',
+    })
+  })
+  it('a session token is at most 8192 bytes', () => {
+    expect(validateS3(form({ sessionToken: 'x'.repeat(MAX_TOKEN_BYTES) }))).toEqual({})
+    expect(validateS3(form({ sessionToken: 'é'.repeat(MAX_TOKEN_BYTES / 2 + 1) })).sessionToken).toBe('session token must be at most 8192 bytes')
   })
   it("the form's hint says when a change file is published, as for a folder", () => {
     expect(changeFileRule(form({ rowsPerFile: 5000 }))).toBe('Here: at 5,000 changes, or when the oldest change is 60 seconds old.')
@@ -60,19 +82,33 @@ describe('s3 request body', () => {
   it('has the API fields of an S3 connection, and no database fields', () => {
     const b = s3Body(form({
       name: ' lake ', bucket: 'lake', prefix: '/exports/2026/', endpoint: 'https://minio.internal:9000/', region: 'eu-west-1',
-      addressing: 'virtual', accessKey: 'AKIA1 ', secretKey: 's3cret', format: 'csv', compression: 'gzip', rowsPerFile: 250000,
-      changeFileRows: 5000, changeFileSeconds: 30,
+      addressing: 'virtual', accessKey: 'AKIA1 ', secretKey: 's3cret', sessionToken: ' FwoGZXIvYXdzE ', format: 'csv', compression: 'gzip',
+      rowsPerFile: 250000, bytesPerFile: 64_000_000, changeFileRows: 5000, changeFileSeconds: 30,
     }))
     expect(b).toEqual({
       engine: 's3', name: 'lake', bucket: 'lake', prefix: 'exports/2026', endpoint: 'https://minio.internal:9000',
-      region: 'eu-west-1', addressing: 'virtual', user: 'AKIA1', password: 's3cret', ssl: {},
-      params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000', changeFileRows: '5000', changeFileSeconds: '30' },
+      region: 'eu-west-1', addressing: 'virtual', user: 'AKIA1', password: 's3cret', sessionToken: 'FwoGZXIvYXdzE', ssl: {},
+      params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000', bytesPerFile: '64000000', changeFileRows: '5000', changeFileSeconds: '30' },
     })
     for (const k of ['host', 'port', 'database', 'url']) expect(b).not.toHaveProperty(k)
   })
   it('leaves out what is empty: the endpoint (AWS), the secret (kept on an edit), the defaults', () => {
     const b = s3Body(form({ region: ' ' }), { withName: false })
     expect(b).toEqual({ engine: 's3', bucket: 'lake', region: 'us-east-1', addressing: 'path', ssl: {}, params: { format: 'parquet' } })
+  })
+  it('sends the rows per row group with Parquet only', () => {
+    expect(s3Body(form({ rowGroupSize: 50_000 })).params).toEqual({ format: 'parquet', rowGroupSize: '50000' })
+    for (const format of ['csv', 'jsonl'] as const) expect(s3Body(form({ format, rowGroupSize: 50_000 })).params).toEqual({ format })
+    // The params in the order docs/files.md lists them.
+    expect(Object.keys(fileParams({ ...form(), compression: 'snappy', rowsPerFile: 1, bytesPerFile: 1, rowGroupSize: 1, changeFileRows: 1, changeFileSeconds: 0 })))
+      .toEqual(['format', 'compression', 'rowsPerFile', 'bytesPerFile', 'rowGroupSize', 'changeFileRows', 'changeFileSeconds'])
+  })
+  it('sends the session token typed, else the marker while a stored one is kept, else nothing (a stored one is removed)', () => {
+    expect(s3Body(form({ sessionToken: 'new', keepToken: true })).sessionToken).toBe('new')
+    expect(s3Body(form({ keepToken: true })).sessionToken).toBe(STORED_TOKEN)
+    expect(s3Body(form({ sessionToken: '  ', keepToken: true })).sessionToken).toBe(STORED_TOKEN)
+    expect(s3Body(form({ keepToken: false }))).not.toHaveProperty('sessionToken')
+    expect(s3Body(form({ sessionToken: ' ' }))).not.toHaveProperty('sessionToken')
   })
   it('sends 0 seconds per file (every batch at once), not as a default', () => {
     expect(s3Body(form({ changeFileSeconds: 0 })).params).toEqual({ format: 'parquet', changeFileSeconds: '0' })
@@ -95,24 +131,30 @@ describe('s3 saved connection', () => {
   // What GET /connections/{id} returns for an s3 connection (src/api/connections.cc).
   const saved: Partial<Connection> = {
     id: 'c_1', name: 'lake', engine: 's3', bucket: 'lake', prefix: 'exports/2026', user: 'AKIA1', hasPassword: true,
-    endpoint: 'https://minio.internal:9000', region: 'eu-west-1', addressing: 'virtual',
+    endpoint: 'https://minio.internal:9000', region: 'eu-west-1', addressing: 'virtual', sessionToken: STORED_TOKEN,
     ssl: { ca: '/etc/ssl/minio.pem' },
-    params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000', changeFileRows: '5000', changeFileSeconds: '0' },
+    params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000', bytesPerFile: '64000000', changeFileRows: '5000', changeFileSeconds: '0' },
   }
-  it('loads back into the form, the secret blank', () => {
+  it('loads back into the form, the secret and the token blank (the stored token kept)', () => {
     expect(s3FormOf(saved)).toEqual({
       name: 'lake', bucket: 'lake', prefix: 'exports/2026', endpoint: 'https://minio.internal:9000', region: 'eu-west-1',
-      addressing: 'virtual', accessKey: 'AKIA1', secretKey: '', sslMode: '', ca: '/etc/ssl/minio.pem',
-      format: 'csv', compression: 'gzip', rowsPerFile: 250000, changeFileRows: 5000, changeFileSeconds: 0,
+      addressing: 'virtual', accessKey: 'AKIA1', secretKey: '', sessionToken: '', keepToken: true, sslMode: '', ca: '/etc/ssl/minio.pem',
+      format: 'csv', compression: 'gzip', rowsPerFile: 250000, bytesPerFile: 64_000_000, rowGroupSize: null, changeFileRows: 5000,
+      changeFileSeconds: 0,
     })
+    expect(s3FormOf({ ...saved, sessionToken: undefined }).keepToken).toBe(false)
+    expect(s3FormOf({ ...saved, params: { format: 'parquet', rowGroupSize: '50000' } }).rowGroupSize).toBe(50_000)
   })
-  it('saved again unchanged, sends what it was created with (no password: the stored one stays)', () => {
+  it('saved again unchanged, sends what it was created with (no password: the stored one stays; the token marker: kept)', () => {
     const b = s3Body(s3FormOf(saved))
     expect(b).toEqual({
       engine: 's3', name: 'lake', bucket: 'lake', prefix: 'exports/2026', endpoint: 'https://minio.internal:9000',
-      region: 'eu-west-1', addressing: 'virtual', user: 'AKIA1', ssl: { ca: '/etc/ssl/minio.pem' },
-      params: { format: 'csv', compression: 'gzip', rowsPerFile: '250000', changeFileRows: '5000', changeFileSeconds: '0' },
+      region: 'eu-west-1', addressing: 'virtual', user: 'AKIA1', sessionToken: STORED_TOKEN, ssl: { ca: '/etc/ssl/minio.pem' },
+      params: saved.params,
     })
+    const parquet = { ...saved, sessionToken: undefined, params: { format: 'parquet', rowGroupSize: '50000', bytesPerFile: '1' } }
+    expect(s3Body(s3FormOf(parquet)).params).toEqual(parquet.params)
+    expect(s3Body(s3FormOf(parquet))).not.toHaveProperty('sessionToken')
   })
   it('shows the AWS endpoint the API filled in as empty, so that it follows the region', () => {
     const f = s3FormOf({ ...saved, endpoint: awsEndpoint('eu-west-1'), params: {} })
@@ -124,8 +166,31 @@ describe('s3 saved connection', () => {
     expect(s3FormOf({ ...saved, ssl: { mode: 'require' } }).sslMode).toBe('require')
   })
   it('leaves out counts that are not whole numbers in range (the defaults then)', () => {
-    const f = s3FormOf({ engine: 's3', bucket: 'b', params: { rowsPerFile: 'many', changeFileRows: '0', changeFileSeconds: '-5' } })
-    expect([f.rowsPerFile, f.changeFileRows, f.changeFileSeconds]).toEqual([null, null, null])
+    const f = s3FormOf({
+      engine: 's3', bucket: 'b',
+      params: { rowsPerFile: 'many', bytesPerFile: '1e6', rowGroupSize: '0', changeFileRows: '0', changeFileSeconds: '-5' },
+    })
+    expect([f.rowsPerFile, f.bytesPerFile, f.rowGroupSize, f.changeFileRows, f.changeFileSeconds]).toEqual([null, null, null, null, null])
+  })
+})
+
+describe('s3 session token', () => {
+  const stored = { sessionToken: '', keepToken: true }
+  it('is typed, kept, removed or none, each with its placeholder', () => {
+    expect(tokenState({ sessionToken: 'new', keepToken: true }, true)).toBe('typed')
+    expect(tokenState(stored, true)).toBe('kept')
+    expect(tokenState({ sessionToken: ' ', keepToken: false }, true)).toBe('removed')
+    expect(tokenState({ sessionToken: '', keepToken: false }, false)).toBe('none')
+    expect(tokenPlaceholder('kept')).toBe('stored — leave to keep')
+    expect(tokenPlaceholder('removed')).toMatch(/^removed on save/)
+    expect(tokenPlaceholder('none')).toMatch(/never shown/)
+  })
+  it('a test of an edit uses the saved connection while it needs a stored secret', () => {
+    expect(storedSecretsUsed({ secretKey: '', ...stored }, true)).toEqual(['secret key', 'session token'])
+    expect(storedSecretsUsed({ secretKey: 'typed', ...stored }, true)).toEqual(['session token'])
+    expect(storedSecretsUsed({ secretKey: '', sessionToken: 'typed', keepToken: true }, true)).toEqual(['secret key'])
+    expect(storedSecretsUsed({ secretKey: '', sessionToken: '', keepToken: false }, false)).toEqual([])
+    expect(storedSecretsUsed({ secretKey: 'typed', sessionToken: 'typed', keepToken: true }, true)).toEqual([])
   })
 })
 
