@@ -153,7 +153,42 @@ Status BuildMsg(std::string_view subject, std::string_view data,
 
 // --- Message ---------------------------------------------------------------------------------
 
-Message::Message(natsMsg* m) : msg_(m) {
+namespace {
+
+// Delivery count and stream sequence from a JetStream ack subject:
+// $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<time>.<pending>, or
+// the form with domain and account hash after ACK (11 or 12 tokens).
+void AckSubjectMeta(std::string_view reply, uint64_t* delivered, uint64_t* stream_seq) {
+  std::vector<std::string_view> t;
+  size_t at = 0;
+  while (at <= reply.size()) {
+    const size_t dot = std::min(reply.find('.', at), reply.size());
+    t.push_back(reply.substr(at, dot - at));
+    at = dot + 1;
+  }
+  if (t.size() < 9 || t[0] != "$JS" || t[1] != "ACK") return;
+  const size_t first = t.size() == 9 ? 4 : 6;
+  if (first + 1 >= t.size()) return;
+  auto number = [](std::string_view v) {
+    uint64_t n = 0;
+    for (char c : v) {
+      if (c < '0' || c > '9') return uint64_t{0};
+      n = n * 10 + static_cast<uint64_t>(c - '0');
+    }
+    return n;
+  };
+  *delivered = number(t[first]);
+  *stream_seq = number(t[first + 1]);
+}
+
+}  // namespace
+
+Message::Message(natsMsg* m, natsConnection* ack_conn) : msg_(m), ack_conn_(ack_conn) {
+  if (ack_conn_ != nullptr) {
+    const char* reply = natsMsg_GetReply(msg_);
+    if (reply != nullptr) AckSubjectMeta(reply, &delivered_, &stream_seq_);
+    return;
+  }
   jsMsgMetaData* meta = nullptr;
   if (natsMsg_GetMetaData(&meta, msg_) == NATS_OK && meta != nullptr) {
     stream_seq_ = meta->Sequence.Stream;
@@ -176,9 +211,26 @@ std::string Message::header(const char* key) const {
   return v;
 }
 
-Status Message::Ack() { return FromNats(natsMsg_Ack(msg_, nullptr), "ack"); }
-Status Message::Nak() { return FromNats(natsMsg_Nak(msg_, nullptr), "nak"); }
-Status Message::InProgress() { return FromNats(natsMsg_InProgress(msg_, nullptr), "in-progress"); }
+Status Message::Reply(const char* body, const char* what) {
+  const char* reply = natsMsg_GetReply(msg_);
+  if (reply == nullptr || *reply == '\0') {
+    return Status::FailedPrecondition(std::string(what) + ": not a JetStream message");
+  }
+  return FromNats(natsConnection_PublishString(ack_conn_, reply, body), what);
+}
+
+Status Message::Ack() {
+  if (ack_conn_ != nullptr) return Reply("+ACK", "ack");
+  return FromNats(natsMsg_Ack(msg_, nullptr), "ack");
+}
+Status Message::Nak() {
+  if (ack_conn_ != nullptr) return Reply("-NAK", "nak");
+  return FromNats(natsMsg_Nak(msg_, nullptr), "nak");
+}
+Status Message::InProgress() {
+  if (ack_conn_ != nullptr) return Reply("+WPI", "in-progress");
+  return FromNats(natsMsg_InProgress(msg_, nullptr), "in-progress");
+}
 
 // --- NatsConnection --------------------------------------------------------------------------
 
@@ -505,44 +557,99 @@ Result<std::unique_ptr<PullConsumer>> PullConsumer::Create(NatsConnection* conn,
   }
 
   std::unique_ptr<PullConsumer> pc(new PullConsumer());
-  jsSubOptions so;
-  jsSubOptions_Init(&so);
-  so.Stream = spec.stream.c_str();
-  so.Consumer = spec.durable.c_str();
-  jerr = static_cast<jsErrCode>(0);
-  const char* subject = spec.filter_subject.empty() ? nullptr : spec.filter_subject.c_str();
-  s = js_PullSubscribe(&pc->sub_, conn->js(), subject, spec.durable.c_str(), nullptr, &so, &jerr);
-  if (s != NATS_OK) {
-    return FromNats(s, "binding to durable consumer " + spec.durable, jerr);
-  }
+  pc->nc_ = conn->raw();
+  pc->next_subject_ = "$JS.API.CONSUMER.MSG.NEXT." + spec.stream + "." + spec.durable;
+  pc->what_ = "durable consumer " + spec.durable + " of " + spec.stream;
+  natsInbox* inbox = nullptr;
+  DBS_RETURN_IF_ERROR(FromNats(natsInbox_Create(&inbox), "making an inbox"));
+  pc->inbox_ = inbox;
+  natsInbox_Destroy(inbox);
+  s = natsConnection_SubscribeSync(&pc->sub_, pc->nc_, (pc->inbox_ + ".*").c_str());
+  // A request asks for at most a batch: what arrives is bounded by the caller, not by libnats'
+  // default pending limits (64 MB), which would drop messages of a large batch.
+  if (s == NATS_OK) s = natsSubscription_SetPendingLimits(pc->sub_, -1, -1);
+  if (s != NATS_OK) return FromNats(s, "subscribing for " + pc->what_);
   return pc;
 }
 
 PullConsumer::~PullConsumer() {
-  // Destroy without Unsubscribe: the durable stays on the server.
-  if (sub_ != nullptr) natsSubscription_Destroy(sub_);
+  // The durable stays on the server; deliveries not acknowledged are delivered again.
+  if (sub_ != nullptr) {
+    natsSubscription_Unsubscribe(sub_);
+    natsSubscription_Destroy(sub_);
+  }
 }
 
 Result<std::vector<std::unique_ptr<Message>>> PullConsumer::Fetch(
     int batch, std::chrono::milliseconds timeout) {
-  natsMsgList list{};
-  jsErrCode jerr = static_cast<jsErrCode>(0);
-  natsStatus s = natsSubscription_Fetch(&list, sub_, batch, timeout.count(), &jerr);
   std::vector<std::unique_ptr<Message>> out;
-  if (s == NATS_TIMEOUT) {
-    natsMsgList_Destroy(&list);
-    return out;
+  if (batch <= 0) return out;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string reply;  // the current request's reply subject (none yet)
+  // As libnats' simple fetch: the first request does not wait when more than one message is
+  // wanted (the server sends what it has, then 404); only when that brought nothing does a
+  // second request wait out the timeout.
+  bool no_wait = true;
+  bool request = true;
+  auto send = [&]() -> Status {
+    const int64_t left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             deadline - std::chrono::steady_clock::now())
+                             .count();
+    // The request expires a little before the caller's deadline, as libnats' does.
+    const int64_t expires = left >= 20'000'000 ? left - 10'000'000 : left;
+    const int64_t want = batch - static_cast<int64_t>(out.size());
+    std::string body = "{\"batch\":" + std::to_string(want);
+    if (expires > 0) body += ",\"expires\":" + std::to_string(expires);
+    if (no_wait && want > 1) body += ",\"no_wait\":true";
+    body += "}";
+    reply = inbox_ + "." + std::to_string(++requests_);
+    return FromNats(natsConnection_PublishRequest(nc_, next_subject_.c_str(), reply.c_str(),
+                                                  body.data(), static_cast<int>(body.size())),
+                    "asking " + what_ + " for messages");
+  };
+  // First what is already here (an earlier request's last deliveries), then requests.
+  bool waited = false;
+  while (static_cast<int>(out.size()) < batch) {
+    int64_t wait_ms = 0;
+    if (waited) {
+      wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
+      if (wait_ms <= 0) break;
+    }
+    natsMsg* raw = nullptr;
+    natsStatus st = natsSubscription_NextMsg(&raw, sub_, wait_ms);
+    if (st == NATS_TIMEOUT) {
+      if (waited) break;
+      waited = true;  // nothing pending: ask the server
+      if (request) {
+        request = false;
+        DBS_RETURN_IF_ERROR(send());
+      }
+      continue;
+    }
+    if (st != NATS_OK) return FromNats(st, "fetching messages from " + what_);
+    std::unique_ptr<Message> m = std::make_unique<Message>(raw, nc_);
+    const std::string code = natsMsg_GetDataLength(raw) == 0 ? m->header("Status") : "";
+    if (code.empty()) {
+      out.push_back(std::move(m));
+      continue;
+    }
+    // A status: 100 is a heartbeat; the others end a request, and only the current request's
+    // end matters (an earlier one's 404 or 408 may arrive late).
+    if (code == "100" || reply.empty() || m->subject() != reply) continue;
+    if (code == "404" || code == "408") {
+      if (code == "404" && no_wait && out.empty()) {
+        no_wait = false;  // nothing was there: wait for the first message
+        DBS_RETURN_IF_ERROR(send());
+        continue;
+      }
+      break;
+    }
+    const std::string description = m->header("Description");
+    if (code == "409" && description.find("Deleted") == std::string::npos) break;
+    return Status::Unavailable(what_ + " answered " + code + " " + description);
   }
-  if (s != NATS_OK) {
-    natsMsgList_Destroy(&list);
-    return FromNats(s, "fetching messages", jerr);
-  }
-  out.reserve(static_cast<size_t>(list.Count));
-  for (int i = 0; i < list.Count; ++i) {
-    out.push_back(std::make_unique<Message>(list.Msgs[i]));
-    list.Msgs[i] = nullptr;  // ownership moved
-  }
-  natsMsgList_Destroy(&list);
   return out;
 }
 

@@ -77,7 +77,9 @@ struct PublishAck {
 // A received message. Ack after the data it carries is durably applied.
 class Message {
  public:
-  explicit Message(natsMsg* m);
+  // `ack_conn`: the connection acks go out on, for a message PullConsumer fetched (its acks are
+  // published to the message's reply subject); null for the others (libnats acks them).
+  explicit Message(natsMsg* m, natsConnection* ack_conn = nullptr);
   ~Message();
   Message(const Message&) = delete;
   Message& operator=(const Message&) = delete;
@@ -95,7 +97,9 @@ class Message {
   Status InProgress();  // extends the ack deadline
 
  private:
+  Status Reply(const char* body, const char* what);
   natsMsg* msg_;
+  natsConnection* ack_conn_;
   uint64_t stream_seq_ = 0;
   uint64_t delivered_ = 0;
 };
@@ -213,21 +217,36 @@ class Subscription {
   Handler handler_;
 };
 
+// A pull consumer of a durable JetStream consumer.
+//
+// Pulls are made here, not by libnats' natsSubscription_Fetch: libnats 3.4.1 (Debian 12's)
+// writes past the end of its message array when a fetch starts with more than half a batch
+// already pending (fixed upstream in nats.c 3.9, "heap buffer overflow in _fetch"), which
+// corrupted writers' heaps with small bundles. Fetch publishes a pull request
+// ($JS.API.CONSUMER.MSG.NEXT) whose replies come to a private inbox (one subject per request),
+// and collects the deliveries: messages that arrive after a fetch returned (an expired
+// request's last ones) are delivered, unacknowledged, by the next fetch.
 class PullConsumer {
  public:
-  // Creates the durable consumer if missing (or verifies it) and binds a pull subscription.
+  // Creates the durable consumer if missing (or verifies it) and subscribes its inbox.
   static Result<std::unique_ptr<PullConsumer>> Create(NatsConnection* conn,
                                                       const ConsumerSpec& spec);
   ~PullConsumer();
   PullConsumer(const PullConsumer&) = delete;
   PullConsumer& operator=(const PullConsumer&) = delete;
 
-  // Up to `batch` messages; an empty vector when none arrived within `timeout`.
+  // Up to `batch` messages; an empty vector when none arrived within `timeout`. Used from one
+  // thread at a time.
   Result<std::vector<std::unique_ptr<Message>>> Fetch(int batch, std::chrono::milliseconds timeout);
 
  private:
   PullConsumer() = default;
-  natsSubscription* sub_ = nullptr;
+  natsConnection* nc_ = nullptr;
+  natsSubscription* sub_ = nullptr;  // synchronous, on inbox_ + ".*"
+  std::string inbox_;
+  std::string next_subject_;  // $JS.API.CONSUMER.MSG.NEXT.<stream>.<durable>
+  std::string what_;          // "durable consumer <durable> of <stream>", for errors
+  uint64_t requests_ = 0;     // the last request's number, its reply subject's last token
 };
 
 }  // namespace dbs::bus

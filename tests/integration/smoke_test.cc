@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <future>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -304,6 +305,69 @@ TEST(RestartTest, NatsKeepsStreamMessages) {
   // De-duplication state survives too (within the window).
   ASSERT_OK_AND_ASSIGN(bus::PublishAck dup, fresh->Publish("keep.a", "one", "id-1"));
   EXPECT_TRUE(dup.duplicate);
+}
+
+// Deliveries that arrive after a fetch returned (its request was still being served) are
+// taken by the next fetch, each once, and a fetch never returns more than its batch. libnats
+// 3.4.1's own fetch wrote past the end of its array in exactly this case (more than half a
+// batch already pending), which corrupted the writers' heaps; PullConsumer pulls by itself.
+TEST(NatsTest, PullConsumerTakesLateDeliveriesOnce) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<NatsServer> s, NatsServer::Start());
+  std::unique_ptr<bus::NatsConnection> conn = ConnectOrDie(s->url());
+  ASSERT_NE(conn, nullptr);
+  bus::StreamSpec spec;
+  spec.name = "LATE";
+  spec.subjects = {"late.>"};
+  ASSERT_OK(conn->EnsureStream(spec));
+  constexpr int kMessages = 3000;
+  for (int i = 0; i < kMessages; ++i) {
+    ASSERT_OK(conn->PublishAsync("late.a", std::string(2000, static_cast<char>('a' + i % 26)),
+                                 "late-" + std::to_string(i)));
+  }
+  ASSERT_OK(conn->WaitPublished(seconds(30)));
+  bus::ConsumerSpec cs;
+  cs.stream = "LATE";
+  cs.durable = "late";
+  cs.max_ack_pending = 100000;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<bus::PullConsumer> consumer,
+                       bus::PullConsumer::Create(conn.get(), cs));
+  std::set<uint64_t> seen;
+  int fetches = 0;
+  while (static_cast<int>(seen.size()) < kMessages && fetches < 2000) {
+    // Alternate tiny waits (the request outlives the fetch: its deliveries arrive later) with
+    // large batches that start with those late deliveries pending.
+    const bool tiny = fetches % 2 == 0;
+    const int batch = tiny ? 200 : 128;
+    ASSERT_OK_AND_ASSIGN(auto msgs, consumer->Fetch(batch, milliseconds(tiny ? 1 : 2000)));
+    ++fetches;
+    ASSERT_LE(static_cast<int>(msgs.size()), batch);
+    for (auto& m : msgs) {
+      EXPECT_TRUE(seen.insert(m->stream_sequence()).second) << m->stream_sequence();
+      EXPECT_EQ(m->num_delivered(), 1u);
+      ASSERT_OK(m->Ack());
+    }
+  }
+  EXPECT_EQ(static_cast<int>(seen.size()), kMessages);
+  EXPECT_EQ(*seen.begin(), 1u);
+  EXPECT_EQ(*seen.rbegin(), static_cast<uint64_t>(kMessages));
+  ASSERT_OK(conn->Flush(seconds(5)));
+  ASSERT_OK_AND_ASSIGN(auto none, consumer->Fetch(10, milliseconds(300)));
+  EXPECT_TRUE(none.empty());
+  // Acks reached the server: a new consumer object on the durable gets nothing again.
+  consumer.reset();
+  ASSERT_OK_AND_ASSIGN(consumer, bus::PullConsumer::Create(conn.get(), cs));
+  ASSERT_OK_AND_ASSIGN(none, consumer->Fetch(10, milliseconds(300)));
+  EXPECT_TRUE(none.empty());
+  // Not acknowledged: delivered again (Nak), with its delivery count.
+  ASSERT_OK(conn->Publish("late.a", "again", "late-again").status());
+  ASSERT_OK_AND_ASSIGN(auto one, consumer->Fetch(10, seconds(5)));
+  ASSERT_EQ(one.size(), 1u);
+  ASSERT_OK(one[0]->Nak());
+  ASSERT_OK_AND_ASSIGN(auto redelivered, consumer->Fetch(10, seconds(5)));
+  ASSERT_EQ(redelivered.size(), 1u);
+  EXPECT_EQ(redelivered[0]->data(), "again");
+  EXPECT_EQ(redelivered[0]->num_delivered(), 2u);
+  ASSERT_OK(redelivered[0]->Ack());
 }
 
 TEST(NatsTest, MaxPayloadAndErrors) {
