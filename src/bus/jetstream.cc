@@ -590,7 +590,6 @@ Result<std::vector<std::unique_ptr<Message>>> PullConsumer::Fetch(
   // wanted (the server sends what it has, then 404); only when that brought nothing does a
   // second request wait out the timeout.
   bool no_wait = true;
-  bool request = true;
   auto send = [&]() -> Status {
     const int64_t left = std::chrono::duration_cast<std::chrono::nanoseconds>(
                              deadline - std::chrono::steady_clock::now())
@@ -622,10 +621,7 @@ Result<std::vector<std::unique_ptr<Message>>> PullConsumer::Fetch(
     if (st == NATS_TIMEOUT) {
       if (waited) break;
       waited = true;  // nothing pending: ask the server
-      if (request) {
-        request = false;
-        DBS_RETURN_IF_ERROR(send());
-      }
+      DBS_RETURN_IF_ERROR(send());
       continue;
     }
     if (st != NATS_OK) return FromNats(st, "fetching messages from " + what_);
