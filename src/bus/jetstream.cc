@@ -590,6 +590,14 @@ Result<std::vector<std::unique_ptr<Message>>> PullConsumer::Fetch(
   // wanted (the server sends what it has, then 404); only when that brought nothing does a
   // second request wait out the timeout.
   bool no_wait = true;
+  // A Prefetch request is this fetch's first request, sent already.
+  bool waited = false;
+  if (!prefetch_reply_.empty()) {
+    reply = std::move(prefetch_reply_);
+    prefetch_reply_.clear();
+    batch = prefetch_batch_;
+    waited = true;
+  }
   auto send = [&]() -> Status {
     const int64_t left = std::chrono::duration_cast<std::chrono::nanoseconds>(
                              deadline - std::chrono::steady_clock::now())
@@ -607,7 +615,6 @@ Result<std::vector<std::unique_ptr<Message>>> PullConsumer::Fetch(
                     "asking " + what_ + " for messages");
   };
   // First what is already here (an earlier request's last deliveries), then requests.
-  bool waited = false;
   while (static_cast<int>(out.size()) < batch) {
     int64_t wait_ms = 0;
     if (waited) {
@@ -647,6 +654,19 @@ Result<std::vector<std::unique_ptr<Message>>> PullConsumer::Fetch(
     return Status::Unavailable(what_ + " answered " + code + " " + description);
   }
   return out;
+}
+
+Status PullConsumer::Prefetch(int batch) {
+  if (batch <= 0 || !prefetch_reply_.empty()) return Status::Ok();
+  const std::string body = "{\"batch\":" + std::to_string(batch) + ",\"no_wait\":true}";
+  std::string reply = inbox_ + "." + std::to_string(++requests_);
+  DBS_RETURN_IF_ERROR(
+      FromNats(natsConnection_PublishRequest(nc_, next_subject_.c_str(), reply.c_str(), body.data(),
+                                             static_cast<int>(body.size())),
+               "asking " + what_ + " for messages"));
+  prefetch_reply_ = std::move(reply);
+  prefetch_batch_ = batch;
+  return Status::Ok();
 }
 
 }  // namespace dbs::bus

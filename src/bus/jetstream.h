@@ -238,15 +238,21 @@ class PullConsumer {
   // Up to `batch` messages; an empty vector when none arrived within `timeout`. Used from one
   // thread at a time.
   Result<std::vector<std::unique_ptr<Message>>> Fetch(int batch, std::chrono::milliseconds timeout);
+  // Asks the server now for up to `batch` messages that are already there (no wait), so that
+  // they travel while the caller works; the next Fetch takes them, whatever batch it names.
+  // At most one such request is outstanding. The messages' ack wait starts when they arrive.
+  Status Prefetch(int batch);
 
  private:
   PullConsumer() = default;
   natsConnection* nc_ = nullptr;
   natsSubscription* sub_ = nullptr;  // synchronous, on inbox_ + ".*"
   std::string inbox_;
-  std::string next_subject_;  // $JS.API.CONSUMER.MSG.NEXT.<stream>.<durable>
-  std::string what_;          // "durable consumer <durable> of <stream>", for errors
-  uint64_t requests_ = 0;     // the last request's number, its reply subject's last token
+  std::string next_subject_;    // $JS.API.CONSUMER.MSG.NEXT.<stream>.<durable>
+  std::string what_;            // "durable consumer <durable> of <stream>", for errors
+  uint64_t requests_ = 0;       // the last request's number, its reply subject's last token
+  std::string prefetch_reply_;  // the outstanding Prefetch request's reply subject; empty: none
+  int prefetch_batch_ = 0;      // and the messages it asked for
 };
 
 }  // namespace dbs::bus

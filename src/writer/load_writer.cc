@@ -334,6 +334,7 @@ Status LoadWriter::Run() {
   // Messages per fetch: about fetch_rows rows and at most fetch_bytes bytes, from the sizes of
   // the bundles seen so far (bundles are cut by bytes, so rows per bundle vary by table).
   FetchSizer sizer(options_);
+  std::chrono::steady_clock::duration last_apply{};  // how long the last batch took to apply
   int backoff_ms = 100;
   uint64_t committed_batches = 0;
   // A sink that commits later than Apply (Sink::DefersCommit): the messages of its staged
@@ -494,7 +495,17 @@ Status LoadWriter::Run() {
         int index = std::atoi(msgs[i]->header(bus::kHeaderTable).c_str());
         refs.push_back({ids[i], &tables_[index].schema, &bundles[i]});
       }
+      // The next batch travels while this one is applied, so the target does not wait for the
+      // round trip to the bus between batches; not when applying takes long enough that the
+      // prefetched messages' ack wait could run out before they are applied in turn.
+      if (!paused_.load() && !stop_.load() && last_apply < options_.ack_wait / 8) {
+        if (Status p = consumer->Prefetch(sizer.batch()); !p.ok()) {
+          Log(LogLevel::kDebug, "writer", "prefetch request failed", {F("error", p.ToString())});
+        }
+      }
+      const auto apply_start = std::chrono::steady_clock::now();
       auto applied = sink->Apply(refs);
+      last_apply = std::chrono::steady_clock::now() - apply_start;
       if (!applied.ok()) batch_status = applied.status();
     }
     if (!batch_status.ok()) {

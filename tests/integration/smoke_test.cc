@@ -370,6 +370,64 @@ TEST(NatsTest, PullConsumerTakesLateDeliveriesOnce) {
   ASSERT_OK(redelivered[0]->Ack());
 }
 
+// A prefetch request's messages travel while the caller works and are the next fetch's: each
+// message once, at most the prefetched batch, none lost when fewer were there, and a fetch
+// after an empty prefetch still waits for what comes.
+TEST(NatsTest, PullConsumerPrefetch) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<NatsServer> s, NatsServer::Start());
+  std::unique_ptr<bus::NatsConnection> conn = ConnectOrDie(s->url());
+  ASSERT_NE(conn, nullptr);
+  bus::StreamSpec spec;
+  spec.name = "PRE";
+  spec.subjects = {"pre.>"};
+  ASSERT_OK(conn->EnsureStream(spec));
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_OK(conn->Publish("pre.a", "m" + std::to_string(i), "pre-" + std::to_string(i)).status());
+  }
+  bus::ConsumerSpec cs;
+  cs.stream = "PRE";
+  cs.durable = "pre";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<bus::PullConsumer> consumer,
+                       bus::PullConsumer::Create(conn.get(), cs));
+  std::set<uint64_t> seen;
+  auto take = [&](std::vector<std::unique_ptr<bus::Message>>& msgs) {
+    for (auto& m : msgs) {
+      EXPECT_TRUE(seen.insert(m->stream_sequence()).second) << m->stream_sequence();
+      ASSERT_OK(m->Ack());
+    }
+  };
+  // Four prefetched; the fetch names a larger batch and gets the four, at once.
+  ASSERT_OK(consumer->Prefetch(4));
+  ASSERT_OK(consumer->Prefetch(4));  // one outstanding at most: no second request
+  std::this_thread::sleep_for(milliseconds(100));
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_OK_AND_ASSIGN(auto msgs, consumer->Fetch(8, seconds(5)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2));
+  ASSERT_EQ(msgs.size(), 4u);
+  EXPECT_EQ(msgs[0]->data(), "m0");
+  take(msgs);
+  // More asked for than there are: the six that are there, then the request ends.
+  ASSERT_OK(consumer->Prefetch(50));
+  ASSERT_OK_AND_ASSIGN(msgs, consumer->Fetch(50, seconds(5)));
+  ASSERT_EQ(msgs.size(), 6u);
+  take(msgs);
+  EXPECT_EQ(seen.size(), 10u);
+  // Nothing there: the fetch after the empty prefetch waits for the next message.
+  ASSERT_OK(consumer->Prefetch(8));
+  std::thread later([&] {
+    std::this_thread::sleep_for(milliseconds(300));
+    (void)conn->Publish("pre.a", "late", "pre-late");
+  });
+  ASSERT_OK_AND_ASSIGN(msgs, consumer->Fetch(8, seconds(1)));
+  later.join();
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(msgs[0]->data(), "late");
+  take(msgs);
+  ASSERT_OK(conn->Flush(seconds(5)));
+  ASSERT_OK_AND_ASSIGN(auto none, consumer->Fetch(10, milliseconds(300)));
+  EXPECT_TRUE(none.empty());
+}
+
 TEST(NatsTest, MaxPayloadAndErrors) {
   NatsServerOptions o;
   o.max_payload = 8 << 20;

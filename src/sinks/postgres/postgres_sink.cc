@@ -33,6 +33,9 @@ constexpr size_t kCopyFlushBytes = 1u << 20;  // send COPY data in pieces of abo
 constexpr char kCopyHeader[] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";  // signature, flags, ext
 constexpr size_t kCopyHeaderLen = 19;
 constexpr const char* kOrdColumn = "_dbs_ord";
+// maintenance_work_mem for the keys and indexes built after a load, in kB (RaiseIndexBuildMemory);
+// pgcopydb sets 1 GB on its target sessions.
+constexpr int64_t kIndexBuildMemoryKb = 256 * 1024;
 
 // Phases of a table in _dbstreams.dbstreams_state.
 constexpr const char* kPhasePrepared = "prepared";
@@ -253,6 +256,10 @@ class PostgresSink : public Sink {
   // vacuum of the half-loaded copy (insert thresholds), and the primary key built after the
   // load waits for it to be cancelled (deadlock_timeout, 1 s by default).
   // copy_in: the copy of a table refilled at the swap (Placement::copy_in).
+  // In the current transaction: raises maintenance_work_mem to kIndexBuildMemory for the primary
+  // keys and indexes built after a load, when the server's setting is lower (never lowers it).
+  // The server's default (64 MB) makes a few million rows' key sort spill to disk.
+  Status RaiseIndexBuildMemory();
   Status SetShadowAutovacuum(const TableSchema& t, const std::string& shadow, bool on,
                              bool copy_in);
   // Creates t in `in_schema` (its target schema or a shadow schema); enum types go into the
@@ -595,6 +602,16 @@ Status PostgresSink::CreateTable(const TableSchema& t, const std::string& in_sch
   const std::string ctx = "creating table " + in_schema + "." + t.name;
   for (const std::string& s : stmts) DBS_RETURN_IF_ERROR(pg::Command(conn(), s, ctx));
   return Status::Ok();
+}
+
+Status PostgresSink::RaiseIndexBuildMemory() {
+  return pg::Command(conn(),
+                     "SELECT set_config('maintenance_work_mem', '" +
+                         std::to_string(kIndexBuildMemoryKb) +
+                         "kB', true) FROM pg_settings WHERE name = 'maintenance_work_mem' AND "
+                         "setting::bigint < " +
+                         std::to_string(kIndexBuildMemoryKb),
+                     "raising maintenance_work_mem for the index builds");
 }
 
 Status PostgresSink::SetShadowAutovacuum(const TableSchema& t, const std::string& shadow, bool on,
@@ -1402,6 +1419,7 @@ Status PostgresSink::FinishStream(const std::vector<TableSchema>& tables) {
         DBS_ASSIGN_OR_RETURN(
             std::vector<std::string> stmts,
             StructureSql(t, row->shadow, row->phase == kPhasePreparedNoKey, &warnings));
+        if (!stmts.empty()) DBS_RETURN_IF_ERROR(RaiseIndexBuildMemory());
         for (const std::string& sql : stmts) {
           DBS_RETURN_IF_ERROR(pg::Command(conn(), sql, "finishing " + display));
         }
@@ -1565,6 +1583,7 @@ Status PostgresSink::RefillTables(const std::vector<const TableSchema*>& copies,
         "copying the new rows into " + display));
     DBS_ASSIGN_OR_RETURN(std::vector<std::string> stmts,
                          StructureSql(*t, "", /*add_key=*/false, warnings));
+    if (!stmts.empty()) DBS_RETURN_IF_ERROR(RaiseIndexBuildMemory());
     for (const std::string& sql : stmts) {
       DBS_RETURN_IF_ERROR(pg::Command(conn(), sql, "finishing " + display));
     }
