@@ -605,14 +605,7 @@ Result<std::vector<std::unique_ptr<Message>>> PullConsumer::Fetch(
     // The request expires a little before the caller's deadline, as libnats' does.
     const int64_t expires = left >= 20'000'000 ? left - 10'000'000 : left;
     const int64_t want = batch - static_cast<int64_t>(out.size());
-    std::string body = "{\"batch\":" + std::to_string(want);
-    if (expires > 0) body += ",\"expires\":" + std::to_string(expires);
-    if (no_wait && want > 1) body += ",\"no_wait\":true";
-    body += "}";
-    reply = inbox_ + "." + std::to_string(++requests_);
-    return FromNats(natsConnection_PublishRequest(nc_, next_subject_.c_str(), reply.c_str(),
-                                                  body.data(), static_cast<int>(body.size())),
-                    "asking " + what_ + " for messages");
+    return Request(want, expires, no_wait && want > 1, &reply);
   };
   // First what is already here (an earlier request's last deliveries), then requests.
   while (static_cast<int>(out.size()) < batch) {
@@ -658,14 +651,22 @@ Result<std::vector<std::unique_ptr<Message>>> PullConsumer::Fetch(
 
 Status PullConsumer::Prefetch(int batch) {
   if (batch <= 0 || !prefetch_reply_.empty()) return Status::Ok();
-  const std::string body = "{\"batch\":" + std::to_string(batch) + ",\"no_wait\":true}";
-  std::string reply = inbox_ + "." + std::to_string(++requests_);
-  DBS_RETURN_IF_ERROR(
-      FromNats(natsConnection_PublishRequest(nc_, next_subject_.c_str(), reply.c_str(), body.data(),
-                                             static_cast<int>(body.size())),
-               "asking " + what_ + " for messages"));
-  prefetch_reply_ = std::move(reply);
+  DBS_RETURN_IF_ERROR(Request(batch, /*expires_ns=*/0, /*no_wait=*/true, &prefetch_reply_));
   prefetch_batch_ = batch;
+  return Status::Ok();
+}
+
+Status PullConsumer::Request(int64_t want, int64_t expires_ns, bool no_wait, std::string* reply) {
+  std::string body = "{\"batch\":" + std::to_string(want);
+  if (expires_ns > 0) body += ",\"expires\":" + std::to_string(expires_ns);
+  if (no_wait) body += ",\"no_wait\":true";
+  body += "}";
+  std::string subject = inbox_ + "." + std::to_string(++requests_);
+  DBS_RETURN_IF_ERROR(
+      FromNats(natsConnection_PublishRequest(nc_, next_subject_.c_str(), subject.c_str(),
+                                             body.data(), static_cast<int>(body.size())),
+               "asking " + what_ + " for messages"));
+  *reply = std::move(subject);
   return Status::Ok();
 }
 

@@ -245,6 +245,9 @@ class PullConsumer {
 
  private:
   PullConsumer() = default;
+  // Sends one pull request for `want` messages (expiring after expires_ns when > 0); *reply
+  // becomes its reply subject, on which the server's status for it arrives.
+  Status Request(int64_t want, int64_t expires_ns, bool no_wait, std::string* reply);
   natsConnection* nc_ = nullptr;
   natsSubscription* sub_ = nullptr;  // synchronous, on inbox_ + ".*"
   std::string inbox_;
