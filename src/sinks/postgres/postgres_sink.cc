@@ -251,15 +251,15 @@ class PostgresSink : public Sink {
   // shadows: tables created or refilled by this run go into shadow copies (*placement).
   Status ApplyPolicy(const TableSchema& t, std::vector<std::string>* warnings, bool* deferred_key,
                      bool shadows, Placement* placement);
+  // In the current transaction: raises maintenance_work_mem to kIndexBuildMemoryKb for the primary
+  // keys and indexes built after a load, when the server's setting is lower (never lowers it).
+  // The server's default (64 MB) makes a few million rows' key sort spill to disk.
+  Status RaiseIndexBuildMemory();
   // Autovacuum off (`on` false) for t's shadow copy in schema `shadow` while the load fills it,
   // back on (the server's defaults) before it is swapped in. Without this, the server starts a
   // vacuum of the half-loaded copy (insert thresholds), and the primary key built after the
   // load waits for it to be cancelled (deadlock_timeout, 1 s by default).
   // copy_in: the copy of a table refilled at the swap (Placement::copy_in).
-  // In the current transaction: raises maintenance_work_mem to kIndexBuildMemory for the primary
-  // keys and indexes built after a load, when the server's setting is lower (never lowers it).
-  // The server's default (64 MB) makes a few million rows' key sort spill to disk.
-  Status RaiseIndexBuildMemory();
   Status SetShadowAutovacuum(const TableSchema& t, const std::string& shadow, bool on,
                              bool copy_in);
   // Creates t in `in_schema` (its target schema or a shadow schema); enum types go into the
