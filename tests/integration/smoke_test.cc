@@ -405,6 +405,10 @@ TEST(NatsTest, PullConsumerPrefetch) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2));
   ASSERT_EQ(msgs.size(), 4u);
   EXPECT_EQ(msgs[0]->data(), "m0");
+  // The second Prefetch sent nothing: only the four are out, unacknowledged.
+  ASSERT_OK_AND_ASSIGN(bus::NatsConnection::ConsumerState st, conn->GetConsumerState("PRE", "pre"));
+  EXPECT_EQ(st.num_ack_pending, 4);
+  EXPECT_EQ(st.num_pending, 6u);
   take(msgs);
   // More asked for than there are: the six that are there, then the request ends.
   ASSERT_OK(consumer->Prefetch(50));
