@@ -19,6 +19,9 @@ start_servers() {
   PGBASE="postgres://postgres:${PGPASSWORD:-}@127.0.0.1:${PGPORT:-}"  # set with --postgres
   # With --mariadb: the server's process, for mariadbd_cpu.
   [ "${MYSQL_PORT:-0}" = 0 ] || MARIADBD_PID=$("${M[@]}" -N -B -e "SELECT @@pid_file" | xargs cat)
+  # With --postgres: the postmaster, for servers_cpu.
+  [ "${PGPORT:-0}" = 0 ] ||
+    POSTMASTER_PID=$(psql -tA "$PGBASE/postgres" -c "SHOW data_directory" | xargs -I{} head -1 {}/postmaster.pid)
 }
 
 # generate_tables: bench.t with ROWS rows (16 columns) in MariaDB and PostgreSQL; BYTES is the
@@ -136,4 +139,21 @@ run_rounds() {
 # mariadbd_cpu: the CPU seconds (user + system) the MariaDB server has used so far.
 mariadbd_cpu() {
   awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f\n", ($14 + $15) / hz}' "/proc/$MARIADBD_PID/stat"
+}
+# servers_cpu: the CPU seconds both database servers have used so far: mariadbd, and the
+# postmaster with its backends and workers (those that ended, counted by the kernel in the
+# postmaster's children times, and those alive). The difference across a method is the work
+# it made the servers do, which a method's own CPU figure leaves out: a bulk load's cost is
+# mostly there.
+servers_cpu() {
+  local pids=() c
+  [ -z "${MARIADBD_PID:-}" ] || pids+=("/proc/$MARIADBD_PID/stat")
+  if [ -n "${POSTMASTER_PID:-}" ]; then
+    pids+=("/proc/$POSTMASTER_PID/stat")
+    for c in $(pgrep -P "$POSTMASTER_PID"); do pids+=("/proc/$c/stat"); done
+  fi
+  # utime + stime, and for the postmaster also cutime + cstime (its ended children); a child
+  # that ends while this runs is missed or counted twice, a few milliseconds.
+  cat "${pids[@]}" 2>/dev/null | awk -v hz="$(getconf CLK_TCK)" -v pm="${POSTMASTER_PID:-0}" \
+    '{ t += $14 + $15; if ($1 == pm) t += $16 + $17 } END { printf "%.2f\n", t / hz }'
 }

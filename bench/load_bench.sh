@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Full-load benchmark: dbstreams side by side with pgloader, pgcopydb and the raw pipes, in one
-# run on one machine, every result row-count checked. Prints rows/s, MB/s, CPU seconds and peak
-# RSS per method, and ratios against the peers.
+# run on one machine, every result row-count checked. Prints rows/s, MB/s, the CPU seconds of
+# the method's own processes and of the database servers, the peak RSS of the method's process
+# tree, and ratios against the peers.
 #
 #   bench/load_bench.sh [ROWS]          (default 2000000; the issue's size)
 #   PEERS=0 ROUNDS=1 bench/load_bench.sh 20000000   (dbstreams only, at the defaults, once: the
@@ -63,6 +64,7 @@ run() {
   psql -q "$PGBASE/postgres" -c "CHECKPOINT"
   "${M[@]}" -e "FLUSH TABLES" && sync
   settle
+  local srv0; srv0=$(servers_cpu)
   /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" > "$work/$db.out" 2>&1 &
   local pid=$!
   treepeak "$pid" "$work/peak" &
@@ -72,12 +74,14 @@ run() {
     echo "!! $name failed:"; tail -20 "$work/$db.out"; results+=("$name|FAILED"); return
   fi
   wait "$sampler" || true
-  local wall user sys rss n
+  local wall user sys rss n srv
+  srv=$(echo "$(servers_cpu) - $srv0" | bc)
   read -r wall user sys rss < "$work/time"
   rss=$(cat "$work/peak")
   n=$(count "$engine" "$db" "$table")
   local ok=ok; [ "$n" = "$ROWS" ] || ok="ROWS=$n"
-  results+=("$name|$wall|$(echo "$user + $sys" | bc)|$((rss / 1024))|$ok")
+  # The CPU field is the method's own CPU s and the servers' (servers_cpu), as "own;servers".
+  results+=("$name|$wall|$(echo "$user + $sys" | bc);$srv|$((rss / 1024))|$ok")
 }
 # peer NAME ...: run, unless PEERS=0 (then a SKIPPED line keeps the result indices).
 peer() {
@@ -205,13 +209,16 @@ ratio() {
 }
 summary() {
   echo "== $ROWS rows, $(nproc) cores, $(date -u +%Y-%m-%d), each method run $ROUNDS times"
-  printf "%-34s %9s %9s %8s %9s %s\n" method seconds rows/s MB/s cpu-s peakRSS-MB
+  printf "%-34s %9s %9s %8s %9s %9s %s\n" method seconds rows/s MB/s cpu-s server-s peakRSS-MB
   for r in "${results[@]}"; do
     IFS='|' read -r name wall cpu rss ok <<< "$r"
     if [ "$wall" = FAILED ] || [ "$wall" = SKIPPED ]; then printf "%-34s %s\n" "$name" "$wall"; continue; fi
-    printf "%-34s %9.1f %9.0f %8.1f %9.1f %6s %s\n" "$name" "$wall" \
-      "$(echo "$ROWS / $wall" | bc -l)" "$(echo "$BYTES / 1048576 / $wall" | bc -l)" "$cpu" "$rss" "$ok"
+    printf "%-34s %9.1f %9.0f %8.1f %9.1f %9.1f %6s %s\n" "$name" "$wall" \
+      "$(echo "$ROWS / $wall" | bc -l)" "$(echo "$BYTES / 1048576 / $wall" | bc -l)" "${cpu%;*}" \
+      "${cpu#*;}" "$rss" "$ok"
   done
+  echo "(cpu-s: the method's own processes; server-s: what the MariaDB and PostgreSQL servers"
+  echo " used during it, source and target; both of the run with the median time)"
   echo
   echo "ratios: dbstreams rows/s over the peer's (issue 12's targets in brackets)"
   printf "%-58s %9s %13s\n" "" "defaults" "bundle 100"
