@@ -20,6 +20,7 @@
 #include "core/config.h"
 #include "core/logging.h"
 #include "core/process_memory.h"
+#include "core/process_sched.h"
 #include "mcp/mcp_stdio.h"
 #include "run_command.h"
 #include "service/nats_log_sink.h"
@@ -272,6 +273,10 @@ int Mcp(int argc, const char* const* argv) {
 
 int main(int argc, char** argv) {
   dbs::TuneProcessMemory();
+  if (dbs::Status s = dbs::TuneProcessScheduling(); !s.ok()) {
+    std::fprintf(stderr, "dbstreams: %s\n", s.message().c_str());
+    return 2;
+  }
   if (argc < 2) return Usage();
   std::string_view cmd = argv[1];
   if (cmd == "version" || cmd == "--version") {

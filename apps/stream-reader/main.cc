@@ -16,12 +16,17 @@
 #include "core/config.h"
 #include "core/logging.h"
 #include "core/process_memory.h"
+#include "core/process_sched.h"
 #include "reader/stream_reader.h"
 #include "service/nats_log_sink.h"
 #include "service/service_agent.h"
 
 int main(int argc, char** argv) {
   dbs::TuneProcessMemory();
+  if (dbs::Status s = dbs::TuneProcessScheduling(); !s.ok()) {
+    std::fprintf(stderr, "stream-reader: %s\n", s.message().c_str());
+    return 2;
+  }
   std::vector<dbs::FlagSpec> specs = {
       {"nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server(s), comma-separated"},
       {"log-level", "DBS_LOG_LEVEL", "info", "trace, debug, info, warn or error"},

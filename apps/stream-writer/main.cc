@@ -16,12 +16,17 @@
 #include "core/config.h"
 #include "core/logging.h"
 #include "core/process_memory.h"
+#include "core/process_sched.h"
 #include "service/nats_log_sink.h"
 #include "service/service_agent.h"
 #include "writer/load_writer.h"
 
 int main(int argc, char** argv) {
   dbs::TuneProcessMemory();
+  if (dbs::Status s = dbs::TuneProcessScheduling(); !s.ok()) {
+    std::fprintf(stderr, "stream-writer: %s\n", s.message().c_str());
+    return 2;
+  }
   std::vector<dbs::FlagSpec> specs = {
       {"nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server(s), comma-separated"},
       {"id", "DBS_WRITER_ID", "writer-" + std::to_string(getpid()), "this writer's name"},
